@@ -1,0 +1,190 @@
+"""The `assay` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="assay: raw pretraining sources -> clean, deduplicated, quality-tiered Parquet shards.",
+)
+console = Console()
+err = Console(stderr=True)
+
+DEFAULT_OUTPUT = Path("runs/default")
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _load(recipe: Optional[str], overrides: list[str]):
+    from pipeline.recipe import RecipeError, load_recipe
+
+    try:
+        return load_recipe(recipe, overrides)
+    except RecipeError as e:
+        _fail(str(e))
+
+
+def _step_stats(phase_stats: list[dict]) -> dict[str, dict]:
+    out = {}
+    for s in phase_stats:
+        out[s.get("name", "?")] = {k: v.get("total", v) if isinstance(v, dict) else v for k, v in s.get("stats", {}).items()}
+    return out
+
+
+def print_summary(result) -> None:
+    t = Table(title=f"assay run: {result.run_dir}", title_justify="left")
+    for col in ("phase", "tasks", "seconds", "status"):
+        t.add_column(col, justify="right" if col in ("tasks", "seconds") else "left")
+    for ph in result.phases:
+        t.add_row(ph.name, str(ph.tasks), f"{ph.seconds:.1f}", "skipped (complete)" if ph.skipped else "ran")
+    console.print(t)
+
+    decide = next((p for p in result.phases if p.name == "decide"), None)
+    if decide and decide.stats:
+        steps = _step_stats(decide.stats)
+        d = next((v for k, v in steps.items() if "decide" in k), {})
+        kept = d.get("forwarded", 0)
+        total = d.get("total", 0)
+        r = Table(title="documents", title_justify="left")
+        r.add_column("outcome")
+        r.add_column("documents", justify="right")
+        r.add_row("[bold]read[/]", str(total))
+        for k in sorted(d):
+            if k.startswith("tier/"):
+                r.add_row(f"kept, tier {k[5:]}", str(d[k]))
+        for k in sorted(d):
+            if k.startswith("dropped_"):
+                r.add_row(f"excluded: {k[len('dropped_'):]}", str(d[k]))
+        r.add_row("[bold]written[/]", str(kept))
+        r.add_row("[bold]excluded[/]", str(d.get("dropped", 0)))
+        console.print(r)
+    for ph in result.phases:
+        for name, st in _step_stats(ph.stats).items():
+            if any(k.startswith("ocr_backend_unavailable") for k in st):
+                console.print(f"[yellow]note:[/] {name}: OCR backend unavailable; routed pages used the text layer "
+                              "or were excluded with a reason")
+    if result.manifest:
+        m = result.manifest
+        totals = m.get("totals", {})
+        console.print(
+            f"manifest: {result.run_dir / 'manifest.json'}  shards: {len(m.get('shards', []))}  "
+            f"rows: {totals.get('rows', '?')}  tokens: {totals.get('tokens', '?')}"
+        )
+    if (result.run_dir / "report.html").exists():
+        console.print(f"report:   {result.run_dir / 'report.html'}")
+
+
+@app.command()
+def run(
+    recipe: Optional[str] = typer.Argument(None, help="recipe file or shipped recipe name (default: the embedded sample)"),
+    output: Path = typer.Option(DEFAULT_OUTPUT, "--output", "-o", help="run directory"),
+    executor: Optional[str] = typer.Option(None, "--executor", help="local | slurm | ray (overrides the recipe)"),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="parallel workers (local) / concurrency"),
+    tasks: Optional[int] = typer.Option(None, "--tasks", min=1, help="tasks per parallel phase"),
+    set_: list[str] = typer.Option([], "--set", help="override a recipe value: key.path=value (repeatable)"),
+) -> None:
+    """Run a recipe. With no recipe, runs the default recipe on the embedded sample."""
+    from pipeline.recipe import RecipeError
+    from pipeline.runner import RunFailed, apply_cli_overrides, run_recipe
+
+    if executor and executor not in ("local", "slurm", "ray"):
+        _fail(f"--executor must be local, slurm or ray, not '{executor}'")
+    rec = _load(recipe, set_)
+    try:
+        rec = apply_cli_overrides(rec, executor=executor, workers=workers, tasks=tasks)
+    except Exception as e:  # pydantic validation of overrides
+        _fail(str(e).splitlines()[0])
+
+    def on_phase(event, ph, i, n):
+        if event == "start":
+            console.print(f"[bold cyan]phase {i + 1}/{n}[/] {ph.name}: {ph.tasks} task(s)")
+
+    try:
+        result = run_recipe(rec, output, on_phase=on_phase)
+    except RecipeError as e:
+        _fail(str(e))
+    except RunFailed as e:
+        _fail(str(e), code=1)
+    print_summary(result)
+
+
+@app.command()
+def describe(
+    recipe: Optional[str] = typer.Argument(None, help="recipe file or shipped recipe name"),
+    output: Path = typer.Option(DEFAULT_OUTPUT, "--output", "-o"),
+    set_: list[str] = typer.Option([], "--set", help="override a recipe value: key.path=value"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """Print the resolved recipe and the phases and steps it would run. Runs nothing."""
+    import yaml
+
+    from pipeline.recipe import RecipeError
+    from pipeline.runner import describe as _describe
+
+    rec = _load(recipe, set_)
+    try:
+        info = _describe(rec, output)
+    except RecipeError as e:
+        _fail(str(e))
+    if as_json:
+        print(json.dumps(info, indent=2))
+        return
+    console.rule(f"recipe {rec.name} (sha256 {info['hash'][:12]})")
+    console.print(yaml.safe_dump(info["recipe"], sort_keys=False), highlight=False, markup=False)
+    for i, ph in enumerate(info["phases"], 1):
+        console.print(f"[bold]phase {i}: {ph['name']}[/] ({ph['tasks']} task(s))")
+        for s in ph["steps"]:
+            console.print(f"  - {s}", highlight=False, markup=False)
+
+
+@app.command()
+def report(run_dir: Path = typer.Argument(..., help="a run directory")) -> None:
+    """Regenerate the funnel report (report.html) of a run and print its text summary."""
+    if not (run_dir / "logs").is_dir():
+        _fail(f"not a run directory: {run_dir}")
+    from pipeline.report import render_report, report_text
+
+    path = render_report(run_dir)
+    console.print(report_text(run_dir))
+    console.print(f"report: {path}")
+
+
+@app.command()
+def show(
+    run_dir: Path = typer.Argument(..., help="a run directory"),
+    tier: Optional[str] = typer.Option(None, "--tier", help="only this tier"),
+    source: Optional[str] = typer.Option(None, "--source", help="only this source (web, code, pdf)"),
+    excluded: bool = typer.Option(False, "--excluded", help="show excluded documents instead of kept ones"),
+    sample: int = typer.Option(5, "--sample", min=1, help="how many documents"),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Print sampled documents with their signals."""
+    if not (run_dir / "logs").is_dir():
+        _fail(f"not a run directory: {run_dir}")
+    from pipeline import show as _show
+
+    docs = _show.show(run_dir, tier=tier, source=source, excluded=excluded, sample=sample, seed=seed)
+    _show.print_documents(docs, console=console)
+
+
+def main() -> None:  # console script entry point
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

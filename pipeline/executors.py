@@ -1,0 +1,481 @@
+"""Executors: run lists of datatrove steps locally, on Slurm or on Ray.
+
+A run is a chain of *phases* (signals -> dedup buckets -> dedup clusters -> decide ...). Each phase
+is one datatrove executor with its own task count and logging directory; phase ``i`` depends on
+phase ``i - 1`` through datatrove's ``depends=``. Completion markers
+(``<logging_dir>/completions/<rank>``) make every phase resumable: a rerun of the same chain
+skips finished tasks and redoes only the missing ones.
+
+    executors = []
+    for i, phase in enumerate(phases):
+        executors.append(make_executor("slurm", phase.steps, tasks=phase.tasks, workers=-1,
+                                       logging_dir=f"{run}/logs/{phase.name}", name=phase.name,
+                                       depends=executors[-1] if executors else None,
+                                       settings={"partition": "cpu", "time": "4:00:00"}))
+    run_phases(executors)
+
+``run_phases`` launches the chain the way each engine wants it and raises ``PhaseFailedError``
+when a phase ends with unfinished tasks, so a CLI call fails loudly instead of hanging:
+
+- local / ray: phases run one after the other in this process (``.run()``); after each phase
+  its completion markers are checked. (datatrove's own ``depends`` loop would otherwise wait
+  forever, polling every two minutes, for a dependency whose tasks failed.)
+- slurm: the whole chain is submitted at once with ``sbatch --dependency=afterok:<id>``; with
+  ``wait=True`` (default) the call blocks, polling ``squeue`` until the jobs have left the queue,
+  then checks the completion markers of every phase and cancels the rest of the chain as soon
+  as one phase fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from datatrove.executor.base import PipelineExecutor
+from datatrove.executor.local import LocalPipelineExecutor
+from datatrove.executor.ray import RayPipelineExecutor  # imports ray lazily, in run()
+from datatrove.executor.slurm import SlurmPipelineExecutor
+
+__all__ = [
+    "EXECUTOR_KINDS",
+    "ExecutorKind",
+    "LocalSettings",
+    "SlurmSettings",
+    "RaySettings",
+    "PhaseFailedError",
+    "settings_model",
+    "validate_settings",
+    "make_executor",
+    "run_phases",
+    "wait_for_slurm_jobs",
+    "default_venv_activate",
+    "AssaySlurmExecutor",
+]
+
+ExecutorKind = Literal["local", "slurm", "ray"]
+EXECUTOR_KINDS: tuple[str, ...] = ("local", "slurm", "ray")
+
+
+class PhaseFailedError(RuntimeError):
+    """A phase of a run finished with tasks that did not complete."""
+
+    def __init__(self, phase: str, incomplete: list[int], logging_dir: str, detail: str = ""):
+        self.phase = phase
+        self.incomplete = incomplete
+        self.logging_dir = logging_dir
+        shown = ", ".join(map(str, incomplete[:10])) + (" ..." if len(incomplete) > 10 else "")
+        msg = f"phase {phase!r}: {len(incomplete)} task(s) did not complete (ranks {shown}); logs in {logging_dir}/logs"
+        if detail:
+            msg += f"; {detail}"
+        super().__init__(msg)
+
+
+# --------------------------------------------------------------------------------------- settings
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LocalSettings(_Settings):
+    """Settings of the local executor (datatrove ``LocalPipelineExecutor``)."""
+
+    kind: Literal["local"] = "local"
+    start_method: Literal["forkserver", "spawn", "fork"] = Field(
+        "forkserver", description="multiprocessing start method of the worker pool"
+    )
+    randomize_start_duration: int = Field(0, ge=0, description="max seconds of random delay before each task")
+
+
+class SlurmSettings(_Settings):
+    """Settings of the Slurm executor (datatrove ``SlurmPipelineExecutor``): one job array per phase."""
+
+    kind: Literal["slurm"] = "slurm"
+    partition: str | None = Field(None, description="partition; None = the cluster's default partition")
+    time: str = Field("24:00:00", description="time limit per array task (sbatch --time)")
+    cpus_per_task: int = Field(1, ge=1)
+    mem_per_cpu_gb: float = Field(2.0, gt=0)
+    qos: str | None = Field(None, description="sbatch --qos; None = cluster default")
+    account: str | None = Field(None, description="sbatch --account")
+    job_name: str | None = Field(None, description="job name prefix; default 'assay-<phase>'")
+    sbatch_args: dict[str, str | int | float | None] = Field(
+        default_factory=dict, description="extra '#SBATCH --key=value' lines (value None: flag only)"
+    )
+    srun_args: dict[str, str | int] = Field(default_factory=dict)
+    venv_path: str | None = Field(
+        None, description="venv 'activate' script sourced by each job; default: the venv running assay"
+    )
+    env_command: str | None = Field(None, description="shell line run before the task (replaces venv_path)")
+    max_array_size: int = Field(1001, description="cluster MaxArraySize; bigger phases are split")
+    tasks_per_job: int = Field(1, ge=1, description="datatrove tasks run one after the other per array task")
+    requeue: bool = True
+    logs_dir: str | None = Field(None, description="raw slurm logs; default <logging_dir>/slurm_logs")
+    wait: bool = Field(True, description="block until the chain has finished (poll squeue)")
+    poll_interval_s: float = Field(5.0, gt=0)
+    timeout_s: float | None = Field(None, description="give up waiting (jobs keep running) after this many seconds")
+
+
+class RaySettings(_Settings):
+    """Settings of the Ray executor (datatrove ``RayPipelineExecutor``)."""
+
+    kind: Literal["ray"] = "ray"
+    address: str | None = Field(
+        None,
+        description="cluster to join: 'auto' (a `ray start` cluster on this machine), 'ray://host:10001', "
+        "'host:6379'; None = start a private local Ray instance for the run",
+    )
+    num_cpus: int | None = Field(None, ge=1, description="CPUs of the private local instance (address=None)")
+    cpus_per_task: float = Field(1, gt=0)
+    mem_per_cpu_gb: float = Field(2.0, gt=0)
+    gpus_per_task: float = Field(0, ge=0)
+    tasks_per_job: int = Field(1, ge=1)
+    time_limit_s: int | None = Field(None, description="kill a task after this many seconds")
+    runtime_env: dict[str, Any] | None = Field(None, description="ray.init runtime_env (remote clusters)")
+    ray_remote_kwargs: dict[str, Any] = Field(default_factory=dict)
+    shutdown: bool = Field(True, description="shut down the Ray connection this run opened when it ends")
+
+
+_SETTINGS: dict[str, type[_Settings]] = {"local": LocalSettings, "slurm": SlurmSettings, "ray": RaySettings}
+
+
+def settings_model(kind: str) -> type[_Settings]:
+    """The settings class of an executor kind."""
+    try:
+        return _SETTINGS[kind]
+    except KeyError:
+        raise ValueError(f"unknown executor {kind!r}; choose one of {', '.join(EXECUTOR_KINDS)}") from None
+
+
+def validate_settings(kind: str, settings: dict | BaseModel | None = None) -> _Settings:
+    """Validate ``settings`` (a dict from a recipe, or a settings object) for ``kind``."""
+    model = settings_model(kind)
+    if settings is None:
+        return model()
+    if isinstance(settings, BaseModel):
+        if not isinstance(settings, model):
+            raise ValueError(f"settings of type {type(settings).__name__} given for executor {kind!r}")
+        return settings
+    data = dict(settings)
+    if data.get("kind", kind) != kind:
+        raise ValueError(f"settings for executor {data['kind']!r} given for executor {kind!r}")
+    return model.model_validate(data)
+
+
+def default_venv_activate() -> str | None:
+    """The ``bin/activate`` script of the virtualenv running this interpreter, if any."""
+    if sys.prefix == sys.base_prefix:
+        return None
+    activate = Path(sys.prefix) / "bin" / "activate"
+    return str(activate) if activate.is_file() else None
+
+
+# ------------------------------------------------------------------------- executor subclasses
+# At module level so that pickled executors (Slurm's executor.pik) find the class by reference.
+
+
+class AssaySlurmExecutor(SlurmPipelineExecutor):
+    """``SlurmPipelineExecutor`` that omits unset options (``partition=None``, ``qos=None``) instead
+    of writing ``--partition=None``, and accepts fractional memory (``mem_per_cpu_gb=1.5``)."""
+
+    def get_sbatch_args(self, max_array: int = 1) -> dict:
+        args = super().get_sbatch_args(max_array)
+        args["mem-per-cpu"] = f"{int(round(float(self.mem_per_cpu_gb) * 1024))}M"
+        if self.partition is None:
+            args.pop("partition", None)
+        return args
+
+
+def make_executor(
+    kind: str,
+    pipeline: list,
+    *,
+    tasks: int,
+    workers: int,
+    logging_dir: str,
+    depends: PipelineExecutor | None = None,
+    name: str,
+    settings: dict | BaseModel | None = None,
+    skip_completed: bool = True,
+) -> PipelineExecutor:
+    """Build the datatrove executor for one phase.
+
+    ``workers`` is the number of tasks running at the same time (local: worker processes; slurm:
+    array throttle ``%N``; ray: concurrent Ray tasks); ``-1`` means as many as ``tasks``.
+    ``depends`` is the executor of the previous phase (same kind). ``settings`` is validated with
+    the kind's settings model (unknown keys are rejected).
+    """
+    cfg = validate_settings(kind, settings)
+    if tasks < 1:
+        raise ValueError(f"phase {name!r}: tasks must be >= 1, got {tasks}")
+    if workers == 0 or workers < -1:
+        raise ValueError(f"phase {name!r}: workers must be >= 1 or -1, got {workers}")
+    workers = min(workers, tasks) if workers != -1 else -1
+    logging_dir = str(logging_dir)
+
+    if isinstance(cfg, LocalSettings):
+        if depends is not None and not isinstance(depends, LocalPipelineExecutor):
+            raise TypeError(f"phase {name!r}: a local phase must depend on a local phase")
+        ex = LocalPipelineExecutor(
+            pipeline=pipeline,
+            tasks=tasks,
+            workers=workers,
+            logging_dir=logging_dir,
+            depends=depends,
+            skip_completed=skip_completed,
+            start_method=cfg.start_method,
+            randomize_start_duration=cfg.randomize_start_duration,
+        )
+    elif isinstance(cfg, SlurmSettings):
+        if depends is not None and not isinstance(depends, AssaySlurmExecutor):
+            raise TypeError(f"phase {name!r}: a slurm phase must depend on a slurm phase")
+        sbatch_args = dict(cfg.sbatch_args)
+        if cfg.account:
+            sbatch_args.setdefault("account", cfg.account)
+        venv = cfg.venv_path if cfg.venv_path is not None else default_venv_activate()
+        ex = AssaySlurmExecutor(
+            pipeline=pipeline,
+            tasks=tasks,
+            time=cfg.time,
+            partition=cfg.partition,
+            cpus_per_task=cfg.cpus_per_task,
+            mem_per_cpu_gb=cfg.mem_per_cpu_gb,
+            workers=workers,
+            job_name=f"{cfg.job_name or 'assay'}-{name}",
+            qos=cfg.qos or "",
+            env_command=cfg.env_command,
+            venv_path=None if cfg.env_command else venv,
+            sbatch_args=sbatch_args,
+            srun_args=dict(cfg.srun_args) or None,
+            max_array_size=cfg.max_array_size,
+            tasks_per_job=cfg.tasks_per_job,
+            depends=depends,
+            logging_dir=logging_dir,
+            skip_completed=skip_completed,
+            slurm_logs_folder=cfg.logs_dir,
+            requeue=cfg.requeue,
+        )
+    elif isinstance(cfg, RaySettings):
+        if depends is not None and not isinstance(depends, RayPipelineExecutor):
+            raise TypeError(f"phase {name!r}: a ray phase must depend on a ray phase")
+        ex = RayPipelineExecutor(
+            pipeline=pipeline,
+            tasks=tasks,
+            workers=workers,
+            depends=depends,
+            skip_completed=skip_completed,
+            logging_dir=logging_dir,
+            cpus_per_task=cfg.cpus_per_task,
+            mem_per_cpu_gb=cfg.mem_per_cpu_gb,
+            gpus_per_task=cfg.gpus_per_task,
+            ray_remote_kwargs=dict(cfg.ray_remote_kwargs) or None,
+            tasks_per_job=cfg.tasks_per_job,
+            time=cfg.time_limit_s,
+        )
+    else:  # pragma: no cover - validate_settings covers every kind
+        raise AssertionError(kind)
+    # bookkeeping for run_phases (plain attributes: they survive pickling to jobs/actors)
+    ex.assay_phase = name
+    ex.assay_kind = cfg.kind
+    ex.assay_settings = cfg
+    return ex
+
+
+# --------------------------------------------------------------------------------------- running
+
+
+def _kind_of(ex: PipelineExecutor) -> str:
+    kind = getattr(ex, "assay_kind", None)
+    if kind:
+        return kind
+    name = type(ex).__name__.lower()
+    for k in EXECUTOR_KINDS:
+        if k in name:
+            return k
+    raise TypeError(f"cannot tell the kind of executor {type(ex).__name__}")
+
+
+def _phase_name(ex: PipelineExecutor, i: int) -> str:
+    return getattr(ex, "assay_phase", "") or f"phase{i}"
+
+
+def _check_phase(ex: PipelineExecutor, i: int, detail: str = "") -> None:
+    incomplete = ex.get_incomplete_ranks(skip_completed=True)
+    if incomplete:
+        raise PhaseFailedError(_phase_name(ex, i), incomplete, ex.logging_dir.path, detail)
+
+
+def _chain(executors: Sequence[PipelineExecutor]) -> list[PipelineExecutor]:
+    """The phases to run, in order. A single executor stands for itself and its ``depends`` chain."""
+    executors = list(executors)
+    if len(executors) == 1:
+        chain = [executors[0]]
+        while getattr(chain[0], "depends", None) is not None:
+            chain.insert(0, chain[0].depends)
+        return chain
+    return executors
+
+
+def run_phases(executors: Sequence[PipelineExecutor], *, wait: bool | None = None) -> list:
+    """Run a chain of phases (all of the same kind) to completion; return per-phase stats.
+
+    ``executors`` are in run order (or just the last one: its ``depends`` chain is followed).
+    Finished tasks (completion markers) are skipped, so calling this again after a crash or a
+    ``kill -9`` resumes the run. Raises ``PhaseFailedError`` when a phase has unfinished tasks.
+    For Slurm, returns the submitted job ids per phase (``None`` for a phase with nothing left to
+    do) and, unless ``wait`` is false (argument, else ``SlurmSettings.wait``), blocks until done.
+    """
+    chain = _chain(executors)
+    if not chain:
+        return []
+    kinds = {_kind_of(ex) for ex in chain}
+    if len(kinds) != 1:
+        raise ValueError(f"all phases of a run must use the same executor, got {sorted(kinds)}")
+    kind = kinds.pop()
+    if kind == "slurm":
+        return _run_slurm(chain, wait=wait)
+    if kind == "ray":
+        return _run_ray(chain)
+    return _run_sequential(chain)
+
+
+def _run_sequential(chain: list[PipelineExecutor]) -> list:
+    results = []
+    for i, ex in enumerate(chain):
+        results.append(ex.run())
+        _check_phase(ex, i)
+    return results
+
+
+def _run_ray(chain: list[PipelineExecutor]) -> list:
+    try:
+        import ray
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("the ray executor needs Ray: pip install 'assay[ray]'") from e
+    cfg = getattr(chain[-1], "assay_settings", None) or RaySettings()
+    started = False
+    if not ray.is_initialized():
+        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        if cfg.runtime_env:
+            kwargs["runtime_env"] = cfg.runtime_env
+        if cfg.address:
+            ray.init(address=cfg.address, **kwargs)
+        else:
+            ray.init(num_cpus=cfg.num_cpus, **kwargs)
+        started = True
+    try:
+        return _run_sequential(chain)
+    finally:
+        if started and cfg.shutdown:
+            ray.shutdown()
+
+
+# ----------------------------------------------------------------------------------------- slurm
+
+_SLURM_TERMINAL = {
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "PREEMPTED",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "SPECIAL_EXIT",
+    "REVOKED",
+}
+
+
+def _squeue_states(job_id: str) -> list[tuple[str, str]] | None:
+    """(state, reason) of every element of a job (array); None when Slurm no longer knows it."""
+    proc = subprocess.run(
+        ["squeue", "-h", "-t", "all", "-j", str(job_id), "-o", "%T|%r"],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        if "Invalid job id" in proc.stderr:
+            return None
+        raise RuntimeError(f"squeue failed for job {job_id}: {proc.stderr.strip()}")
+    rows = [line.split("|", 1) for line in proc.stdout.splitlines() if line.strip()]
+    return [(s.strip().split()[0] if s.strip() else "", r.strip()) for s, r in rows] or None
+
+
+def _job_finished(job_id: str) -> tuple[bool, str]:
+    """(finished, note). A job pending on a dependency that can never be met counts as finished."""
+    states = _squeue_states(job_id)
+    if states is None:
+        return True, "gone from squeue"
+    if all(s in _SLURM_TERMINAL for s, _ in states):
+        bad = sorted({s for s, _ in states if s != "COMPLETED"})
+        return True, ",".join(bad)
+    if any("DependencyNeverSatisfied" in r for _, r in states):
+        return True, "DependencyNeverSatisfied"
+    return False, ""
+
+
+def wait_for_slurm_jobs(
+    job_ids: Sequence[str], *, poll_interval_s: float = 5.0, timeout_s: float | None = None
+) -> dict[str, str]:
+    """Poll ``squeue`` until every job (array) has left the running/pending states.
+
+    Returns ``{job_id: note}`` where note lists non-COMPLETED final states ("" = all completed).
+    Raises ``TimeoutError`` after ``timeout_s`` (the jobs keep running).
+    """
+    pending = [str(j) for j in job_ids]
+    notes: dict[str, str] = {}
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while pending:
+        for job in list(pending):
+            done, note = _job_finished(job)
+            if done:
+                notes[job] = note
+                pending.remove(job)
+        if not pending:
+            break
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError(f"slurm jobs {', '.join(pending)} still queued/running after {timeout_s:.0f}s")
+        time.sleep(poll_interval_s)
+    return notes
+
+
+def _scancel(job_ids: Sequence[str]) -> None:
+    if job_ids and shutil.which("scancel"):
+        subprocess.run(["scancel", *map(str, job_ids)], capture_output=True)
+
+
+def _run_slurm(chain: list[PipelineExecutor], *, wait: bool | None) -> list:
+    if "SLURM_ARRAY_TASK_ID" in os.environ:
+        raise RuntimeError("refusing to submit a run from inside a Slurm array task; run it from a login node")
+    if shutil.which("sbatch") is None:
+        raise RuntimeError("the slurm executor needs 'sbatch' on PATH (run on a Slurm login node)")
+    cfg: SlurmSettings = getattr(chain[-1], "assay_settings", None) or SlurmSettings()
+    if wait is None:
+        wait = cfg.wait
+    # launch_job() launches unlaunched dependencies first and wires --dependency=afterok:<id>
+    for ex in chain:
+        if not ex.job_id:
+            ex.launch_job()
+    job_ids = [None if ex.job_id in (None, -1) else str(ex.job_id) for ex in chain]
+    if not wait:
+        return job_ids
+    deadline = None if cfg.timeout_s is None else time.monotonic() + cfg.timeout_s
+    for i, (ex, job) in enumerate(zip(chain, job_ids)):
+        note = ""
+        if job is not None:
+            remaining = None if deadline is None else max(1.0, deadline - time.monotonic())
+            note = wait_for_slurm_jobs([job], poll_interval_s=cfg.poll_interval_s, timeout_s=remaining)[job]
+        try:
+            _check_phase(ex, i, detail=f"slurm job {job} {note}".strip() + f"; slurm logs in {ex.slurm_logs_folder}")
+        except PhaseFailedError:
+            _scancel([j for j in job_ids[i + 1 :] if j])
+            raise
+    return job_ids

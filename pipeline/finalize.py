@@ -1,0 +1,56 @@
+"""Last phase of a run: the manifest and the funnel report (one task, so Slurm/Ray runs get them too)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from datatrove.data import DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+
+
+def expand_inputs(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            files.extend(sorted(f for f in p.rglob("*") if f.is_file()))
+        elif p.exists():
+            files.append(p)
+    return files
+
+
+def finalize_run(run_dir: str | Path) -> dict:
+    from pipeline.build import input_paths
+    from pipeline.manifest import build_manifest
+    from pipeline.recipe import recipe_from_dict
+    from pipeline.report import render_report
+    from stages.decisions.rules import tier_weights
+
+    run_dir = Path(run_dir)
+    data = yaml.safe_load((run_dir / "recipe.resolved.yaml").read_text())
+    recipe = recipe_from_dict(data)
+    manifest = build_manifest(
+        run_dir,
+        recipe=recipe.to_dict(),
+        recipe_hash=(run_dir / "recipe.sha256").read_text().strip(),
+        inputs=expand_inputs(input_paths(recipe)),
+        tier_weights=tier_weights(recipe.decisions),
+    )
+    render_report(run_dir)
+    return manifest
+
+
+class Finalize(PipelineStep):
+    name = "finalize"
+    type = "🏁 - FINALIZE"
+
+    def __init__(self, run_dir: str):
+        super().__init__()
+        self.run_dir = run_dir
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        if data:
+            yield from data
+        if rank == 0:
+            finalize_run(self.run_dir)
+            self.stat_update("runs_finalized")

@@ -1,0 +1,171 @@
+"""Run a recipe: checks before any work, phases on a datatrove executor, a summary at the end."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from pipeline.build import Phase, build_phases, check_inputs, check_kinds
+from pipeline.recipe import Recipe, RecipeError
+
+
+class RunFailed(RuntimeError):
+    """A phase left tasks unfinished; the message names the phase and where its logs are."""
+
+
+@dataclass
+class PhaseResult:
+    name: str
+    tasks: int
+    seconds: float
+    skipped: bool
+    stats: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    recipe_hash: str
+    phases: list[PhaseResult]
+    manifest: dict | None
+
+
+def check_output_dir(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".assay-write-test-{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as e:
+        raise RecipeError(f"output directory is not writable: {out} ({e.strerror or e})") from None
+
+
+def apply_cli_overrides(recipe: Recipe, *, executor: str | None, workers: int | None, tasks: int | None) -> Recipe:
+    data = recipe.to_dict()
+    if executor:
+        data["executor"]["kind"] = executor
+    if workers:
+        data["executor"]["workers"] = workers
+    if tasks:
+        data["executor"]["tasks"] = tasks
+    return Recipe.model_validate(data)
+
+
+def prepare(recipe: Recipe, output: Path) -> tuple[Path, list[Phase]]:
+    """Every check that can fail before work starts: kinds, parameters, inputs, output, recipe hash."""
+    check_kinds(recipe)
+    check_inputs(recipe)
+    run_dir = Path(output).resolve()
+    check_output_dir(run_dir)
+    digest = recipe.digest()
+    hash_file = run_dir / "recipe.sha256"
+    if hash_file.exists() and hash_file.read_text().strip() != digest:
+        raise RecipeError(
+            f"{run_dir} holds a run of a different recipe (hash {hash_file.read_text().strip()[:12]}); "
+            f"use a new --output to start a fresh run"
+        )
+    phases = build_phases(recipe, run_dir)
+    return run_dir, phases
+
+
+def _write_recipe(recipe: Recipe, run_dir: Path) -> str:
+    digest = recipe.digest()
+    (run_dir / "recipe.resolved.yaml").write_text(yaml.safe_dump(recipe.to_dict(), sort_keys=False))
+    (run_dir / "recipe.sha256").write_text(digest + "\n")
+    return digest
+
+
+def _make_executors(recipe: Recipe, phases: list[Phase], run_dir: Path) -> list[Any]:
+    from pipeline.executors import make_executor
+
+    executors = []
+    prev = None
+    for ph in phases:
+        ex = make_executor(
+            recipe.executor.kind,
+            ph.steps,
+            tasks=ph.tasks,
+            workers=min(recipe.executor.workers, ph.tasks),
+            logging_dir=str(run_dir / "logs" / ph.name),
+            depends=prev,
+            name=f"assay-{recipe.name}-{ph.name}",
+            settings=recipe.executor.settings,
+        )
+        executors.append(ex)
+        prev = ex
+    return executors
+
+
+def read_phase_stats(run_dir: Path, phase: str) -> list[dict]:
+    p = run_dir / "logs" / phase / "stats.json"
+    if not p.exists():
+        return []
+    return json.loads(p.read_text())
+
+
+def run_recipe(
+    recipe: Recipe,
+    output: Path,
+    *,
+    on_phase: Callable[[str, Phase, int, int], None] | None = None,
+) -> RunResult:
+    run_dir, phases = prepare(recipe, output)
+    from pipeline.lock import run_lock
+
+    with run_lock(run_dir):
+        digest = _write_recipe(recipe, run_dir)
+        executors = _make_executors(recipe, phases, run_dir)
+        results: list[PhaseResult] = []
+        if recipe.executor.kind == "local":
+            # Phases run in order here, each checked before the next, so a failed task stops the run
+            # with its logs named instead of a dependent phase waiting on it.
+            for i, (ph, ex) in enumerate(zip(phases, executors)):
+                ex.depends = None
+                todo = ex.get_incomplete_ranks()
+                if on_phase:
+                    on_phase("start", ph, i, len(phases))
+                t0 = time.perf_counter()
+                try:
+                    ex.run()
+                except Exception as e:  # a task raised: say which phase and where its logs are
+                    raise RunFailed(
+                        f"phase '{ph.name}' failed: {e.__class__.__name__}: {e} (logs: {run_dir / 'logs' / ph.name})"
+                    ) from e
+                left = ex.get_incomplete_ranks(skip_completed=True)
+                if left:
+                    raise RunFailed(
+                        f"phase '{ph.name}' left tasks {left} unfinished (logs: {run_dir / 'logs' / ph.name})"
+                    )
+                results.append(
+                    PhaseResult(ph.name, ph.tasks, time.perf_counter() - t0, not todo, read_phase_stats(run_dir, ph.name))
+                )
+                if on_phase:
+                    on_phase("done", ph, i, len(phases))
+        else:
+            from pipeline.executors import run_phases
+
+            t0 = time.perf_counter()
+            run_phases(executors)
+            dt = time.perf_counter() - t0
+            for ph in phases:
+                results.append(PhaseResult(ph.name, ph.tasks, dt, False, read_phase_stats(run_dir, ph.name)))
+        manifest_path = run_dir / "manifest.json"
+        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else None
+        return RunResult(run_dir, digest, results, manifest)
+
+
+def describe(recipe: Recipe, output: Path) -> dict[str, Any]:
+    """What a run would do, without running anything."""
+    check_kinds(recipe)
+    phases = build_phases(recipe, Path(output).resolve())
+    return {
+        "recipe": recipe.to_dict(),
+        "hash": recipe.digest(),
+        "phases": [{"name": p.name, "tasks": p.tasks, "steps": p.describe} for p in phases],
+    }

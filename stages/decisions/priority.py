@@ -1,0 +1,46 @@
+"""Signal step: the ensemble bucket of each document, stored as `quality__priority`.
+
+The dedup keep policy `highest_priority` keeps the cluster member with the highest value; computing it
+in the signals phase (from the same `bucket_expr` the decisions use) lets the clusters phase pick the
+kept document without a second pass over the data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datatrove.data import DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+from datatrove.utils.batching import batched
+
+from stages.common.store import document_to_row
+
+
+class DedupPriority(PipelineStep):
+    name = "dedup priority"
+    type = "📊 - SIGNAL"
+
+    def __init__(self, spec: dict[str, Any], *, batch_size: int = 512):
+        super().__init__()
+        self.spec = spec
+        self.batch_size = batch_size
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        import polars as pl
+
+        from pipeline.recipe import DecisionSpec
+        from stages.decisions.rules import bucket_expr
+
+        spec = DecisionSpec.model_validate(self.spec)
+        for batch in batched(data or (), self.batch_size):
+            with self.track_time("batch"):
+                rows = []
+                for doc in batch:
+                    row = document_to_row(doc)
+                    row.pop("text", None)
+                    rows.append({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
+                df = pl.DataFrame(rows, strict=False, infer_schema_length=None)
+                buckets = df.select(bucket_expr(df, spec).alias("b"))["b"].to_list()
+            for doc, b in zip(batch, buckets):
+                doc.metadata["quality__priority"] = b
+                yield doc

@@ -1,0 +1,66 @@
+"""The decision step: applies recipe rules to stored signals, assigns tiers, routes exclusions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datatrove.data import Document
+from datatrove.pipeline.filters.base_filter import BaseFilter
+from datatrove.pipeline.writers.disk_base import DiskWriter
+
+from stages.common.store import document_to_row
+
+
+class Decide(BaseFilter):
+    """Keep/exclude and tier every document with `stages.decisions.rules.decide_frame`.
+
+    Writes `tier`, `quality__bucket` and `decision__reason` into the metadata; excluded documents go
+    to `exclusion_writer` with their reason (never to nowhere).
+    """
+
+    name = "decide"
+
+    def __init__(
+        self,
+        spec: dict[str, Any],
+        *,
+        exclusion_writer: DiskWriter | None = None,
+        batch_size: int = 512,
+        rebalance_probs: dict[str, float] | None = None,
+    ):
+        super().__init__(exclusion_writer=exclusion_writer, batch_size=batch_size)
+        self.spec = spec
+        self.rebalance_probs = rebalance_probs
+        self._spec_model = None
+
+    def filter(self, doc: Document) -> bool | tuple[bool, str]:
+        return self.filter_batch([doc])[0]
+
+    def filter_batch(self, batch: list[Document]) -> list[bool | tuple[bool, str]]:
+        import polars as pl
+
+        from pipeline.recipe import DecisionSpec
+        from stages.decisions.rules import decide_frame
+
+        if self._spec_model is None:
+            self._spec_model = DecisionSpec.model_validate(self.spec)
+        rows = []
+        for doc in batch:
+            row = document_to_row(doc)
+            row.pop("text", None)
+            rows.append({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
+        df = pl.DataFrame(rows, strict=False, infer_schema_length=None)
+        out = decide_frame(df, self._spec_model, rebalance_probs=self.rebalance_probs).select(
+            "bucket", "tier", "reason", "keep"
+        )
+        results: list[bool | tuple[bool, str]] = []
+        for doc, (bucket, tier, reason, keep) in zip(batch, out.iter_rows()):
+            doc.metadata["quality__bucket"] = bucket
+            doc.metadata["tier"] = tier
+            doc.metadata["decision__reason"] = reason
+            if keep:
+                self.stat_update(f"tier/{tier}")
+                results.append(True)
+            else:
+                results.append((False, reason))
+        return results

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from datatrove.data import Document
+
+from stages.common.gate import SourceGate
+from stages.common.store import SignalStoreReader, SignalStoreWriter, list_parts, read_signals, rows_to_table
+
+
+def test_rows_with_mixed_types_and_keys():
+    t = rows_to_table([{"id": "a", "x": 1, "b": True}, {"id": "b", "x": 2.5, "s": "t", "l": [1, 2]}])
+    assert t.schema.field("x").type.__str__() == "double"
+    assert t.column("l").to_pylist() == [None, "[1, 2]"]
+
+
+def test_store_roundtrip_and_rerun_is_idempotent(tmp_path):
+    docs = [Document(text=f"t{i}", id=f"d{i}", metadata={"source": "web" if i % 2 else "code", "sig__v": i})
+            for i in range(25)]
+    w = SignalStoreWriter(str(tmp_path), rows_per_part=10)
+    assert len(list(w.run(iter(docs), rank=0))) == 25
+    assert len(list_parts(tmp_path)) == 3
+    # rerun of the same rank replaces its parts, no duplicates
+    list(SignalStoreWriter(str(tmp_path), rows_per_part=10).run(iter(docs), rank=0))
+    assert len(list_parts(tmp_path)) == 3
+    back = [d for r in range(2) for d in SignalStoreReader(str(tmp_path)).run(None, rank=r, world_size=2)]
+    assert sorted(d.id for d in back) == sorted(d.id for d in docs)
+    df = read_signals(tmp_path)
+    assert df.height == 25 and df["sig__v"].sum() == sum(range(25))
+
+
+class Upper:
+    name = "upper"
+    type = "T"
+
+    def __init__(self):
+        from datatrove.utils.stats import Stats
+
+        self.stats = Stats("upper")
+
+    def run(self, data, rank=0, world_size=1):
+        for d in data:
+            d.text = d.text.upper()
+            yield d
+
+
+def test_source_gate_only_touches_its_source():
+    docs = [Document(text="a", id="1", metadata={"source": "web"}),
+            Document(text="b", id="2", metadata={"source": "code"}),
+            Document(text="c", id="3", metadata={"source": "web"})]
+    out = list(SourceGate(Upper(), "web").run(iter(docs)))
+    assert [d.text for d in out] == ["A", "b", "C"]
