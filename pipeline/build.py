@@ -108,7 +108,8 @@ def _dedup_config(recipe: Recipe):
 
     d = recipe.dedup
     return DedupConfig(
-        ngram=d.ngram, bands=d.bands, rows=d.rows, seed=d.seed, shingle=d.shingle, keep_policy=d.keep,
+        n=d.ngram, bands=d.bands, rows=d.rows, seed=d.seed, shingle=d.shingle, keep_policy=d.keep,
+        exact=d.exact, near=d.near,
     )
 
 
@@ -218,7 +219,9 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
     decide_steps.append(
         Decide(
             recipe.decisions.model_dump(mode="json"),
-            exclusion_writer=ExclusionWriter(str(layout.excluded), include_text=out.exclusion_text),
+            exclusion_writer=ExclusionWriter(
+                str(layout.excluded), include_text=out.exclusion_text, tokenizer_path=out.tokenizer_path
+            ),
         )
     )
     desc.append(f"decide ({len(recipe.decisions.rules)} rules, {len(recipe.decisions.tiers)} tiers)")

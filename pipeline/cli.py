@@ -73,14 +73,14 @@ def print_summary(result) -> None:
     for ph in result.phases:
         for name, st in _step_stats(ph.stats).items():
             if any(k.startswith("ocr_backend_unavailable") for k in st):
-                console.print(f"[yellow]note:[/] {name}: OCR backend unavailable; routed pages used the text layer "
-                              "or were excluded with a reason")
+                console.print("[yellow]note:[/] PDF OCR: no VLM backend configured (server: none); pages routed to "
+                              "OCR used the text layer or were excluded with a reason", highlight=False)
     if result.manifest:
         m = result.manifest
         totals = m.get("totals", {})
         console.print(
             f"manifest: {result.run_dir / 'manifest.json'}  shards: {len(m.get('shards', []))}  "
-            f"rows: {totals.get('rows', '?')}  tokens: {totals.get('tokens', '?')}"
+            f"documents: {totals.get('documents', '?')}  tokens: {totals.get('tokens', '?')}"
         )
     if (result.run_dir / "report.html").exists():
         console.print(f"report:   {result.run_dir / 'report.html'}")
@@ -154,10 +154,10 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory")) -> None:
     """Regenerate the funnel report (report.html) of a run and print its text summary."""
     if not (run_dir / "logs").is_dir():
         _fail(f"not a run directory: {run_dir}")
-    from pipeline.report import render_report, report_text
+    from pipeline.report import print_report, render_report
 
     path = render_report(run_dir)
-    console.print(report_text(run_dir))
+    print_report(run_dir, console=console)
     console.print(f"report: {path}")
 
 
@@ -167,6 +167,7 @@ def show(
     tier: Optional[str] = typer.Option(None, "--tier", help="only this tier"),
     source: Optional[str] = typer.Option(None, "--source", help="only this source (web, code, pdf)"),
     excluded: bool = typer.Option(False, "--excluded", help="show excluded documents instead of kept ones"),
+    reason: Optional[str] = typer.Option(None, "--reason", help="only excluded documents with this reason code"),
     sample: int = typer.Option(5, "--sample", min=1, help="how many documents"),
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
@@ -175,7 +176,10 @@ def show(
         _fail(f"not a run directory: {run_dir}")
     from pipeline import show as _show
 
-    docs = _show.show(run_dir, tier=tier, source=source, excluded=excluded, sample=sample, seed=seed)
+    docs = _show.show(
+        run_dir, tier=tier, source=source, excluded=excluded or reason is not None, reason=reason, sample=sample,
+        seed=seed,
+    )
     _show.print_documents(docs, console=console)
 
 

@@ -28,6 +28,7 @@ when a phase ends with unfinished tasks, so a CLI call fails loudly instead of h
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -37,12 +38,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from datatrove.executor.base import PipelineExecutor
 from datatrove.executor.local import LocalPipelineExecutor
 from datatrove.executor.ray import RayPipelineExecutor  # imports ray lazily, in run()
 from datatrove.executor.slurm import SlurmPipelineExecutor
+from datatrove.utils.logging import logger
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "EXECUTOR_KINDS",
@@ -105,7 +106,7 @@ class SlurmSettings(_Settings):
     mem_per_cpu_gb: float = Field(2.0, gt=0)
     qos: str | None = Field(None, description="sbatch --qos; None = cluster default")
     account: str | None = Field(None, description="sbatch --account")
-    job_name: str | None = Field(None, description="job name prefix; default 'assay-<phase>'")
+    job_name: str | None = Field(None, description="job name prefix (job name: <prefix>-<phase name>)")
     sbatch_args: dict[str, str | int | float | None] = Field(
         default_factory=dict, description="extra '#SBATCH --key=value' lines (value None: flag only)"
     )
@@ -248,7 +249,7 @@ def make_executor(
             cpus_per_task=cfg.cpus_per_task,
             mem_per_cpu_gb=cfg.mem_per_cpu_gb,
             workers=workers,
-            job_name=f"{cfg.job_name or 'assay'}-{name}",
+            job_name=f"{cfg.job_name}-{name}" if cfg.job_name else name,
             qos=cfg.qos or "",
             env_command=cfg.env_command,
             venv_path=None if cfg.env_command else venv,
@@ -349,7 +350,11 @@ def run_phases(executors: Sequence[PipelineExecutor], *, wait: bool | None = Non
 def _run_sequential(chain: list[PipelineExecutor]) -> list:
     results = []
     for i, ex in enumerate(chain):
-        results.append(ex.run())
+        try:
+            results.append(ex.run())
+        except Exception as e:  # a task raised: name the phase, its unfinished tasks and its logs
+            incomplete = ex.get_incomplete_ranks(skip_completed=True)
+            raise PhaseFailedError(_phase_name(ex, i), incomplete, ex.logging_dir.path, f"{type(e).__name__}: {e}") from e
         _check_phase(ex, i)
     return results
 
@@ -360,6 +365,8 @@ def _run_ray(chain: list[PipelineExecutor]) -> list:
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("the ray executor needs Ray: pip install 'assay[ray]'") from e
     cfg = getattr(chain[-1], "assay_settings", None) or RaySettings()
+    if all(not ex.get_incomplete_ranks() for ex in chain):
+        return [None] * len(chain)  # nothing to do: do not start or join a Ray cluster
     started = False
     if not ray.is_initialized():
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
@@ -452,6 +459,38 @@ def _scancel(job_ids: Sequence[str]) -> None:
         subprocess.run(["scancel", *map(str, job_ids)], capture_output=True)
 
 
+_JOBS_FILE = "slurm_jobs.json"
+
+
+def _record_job(ex: PipelineExecutor, job_id: str) -> None:
+    try:
+        with ex.logging_dir.open(_JOBS_FILE, "r") as f:
+            jobs = json.load(f)
+    except (FileNotFoundError, ValueError):
+        jobs = []
+    jobs.append({"job_id": job_id, "submitted": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    with ex.logging_dir.open(_JOBS_FILE, "w") as f:
+        json.dump(jobs, f, indent=1)
+
+
+def _active_recorded_jobs(ex: PipelineExecutor) -> list[str]:
+    """Recorded jobs of this phase still queued/running. Jobs stuck on a dependency that can never
+    be met are cancelled (clusters without kill_invalid_depend keep them pending forever)."""
+    try:
+        with ex.logging_dir.open(_JOBS_FILE, "r") as f:
+            jobs = [str(j["job_id"]) for j in json.load(f)]
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        return []
+    active = []
+    for job in jobs:
+        done, note = _job_finished(job)
+        if done and note == "DependencyNeverSatisfied":
+            _scancel([job])
+        elif not done:
+            active.append(job)
+    return active
+
+
 def _run_slurm(chain: list[PipelineExecutor], *, wait: bool | None) -> list:
     if "SLURM_ARRAY_TASK_ID" in os.environ:
         raise RuntimeError("refusing to submit a run from inside a Slurm array task; run it from a login node")
@@ -460,10 +499,21 @@ def _run_slurm(chain: list[PipelineExecutor], *, wait: bool | None) -> list:
     cfg: SlurmSettings = getattr(chain[-1], "assay_settings", None) or SlurmSettings()
     if wait is None:
         wait = cfg.wait
-    # launch_job() launches unlaunched dependencies first and wires --dependency=afterok:<id>
+    # launch_job() wires --dependency=afterok:<id of the previous phase>. A phase whose jobs from
+    # an earlier submission (recorded in <logging_dir>/slurm_jobs.json) are still queued or running
+    # is re-attached instead of submitted twice: rerunning the command after the submitting process
+    # died, or while a `wait: false` chain is still running, never duplicates work.
     for ex in chain:
-        if not ex.job_id:
-            ex.launch_job()
+        if ex.job_id:
+            continue
+        active = _active_recorded_jobs(ex)
+        if active:
+            logger.info(f"phase {ex.job_name}: re-attaching to queued/running slurm job(s) {', '.join(active)}")
+            ex.job_id = active[-1]
+            continue
+        ex.launch_job()
+        if ex.job_id not in (None, -1):
+            _record_job(ex, str(ex.job_id))
     job_ids = [None if ex.job_id in (None, -1) else str(ex.job_id) for ex in chain]
     if not wait:
         return job_ids

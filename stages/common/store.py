@@ -25,7 +25,7 @@ def _column_type(values: list[Any]):
 
     kinds = {type(v) for v in values if v is not None}
     if not kinds:
-        return pa.string(), lambda v: None
+        return pa.null(), lambda v: None
     if kinds == {bool}:
         return pa.bool_(), bool
     if kinds <= {int} or kinds <= {int, bool}:

@@ -83,6 +83,9 @@ def rule_failure_exprs(df, spec) -> list[tuple[Any, str]]:
         applies = source.is_in(sources) if sources else pl.lit(True)
         if rule.signal in df.columns:
             col = pl.col(rule.signal)
+            numeric = isinstance(rule.value, (int, float)) and not isinstance(rule.value, bool)
+            if numeric and rule.op in (">=", ">", "<=", "<", "==", "!="):
+                col = col.cast(pl.Float64, strict=False)
             holds = _cond(col, rule.op, rule.value)
             missing = col.is_null()
         else:

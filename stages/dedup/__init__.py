@@ -1,0 +1,55 @@
+"""Exact + MinHash near-duplicate detection (datatrove-style on-disk phases, vectorised signatures).
+
+Cheap to import: the public names are resolved lazily.
+
+- notebook/benchmark API: `find_near_duplicates`, `near_duplicates_of`, `jaccard`, `DedupConfig`;
+- pipeline steps (`stages.dedup.minhash`): `MinhashSignatures`, `MinhashBuckets`, `MinhashClusters`,
+  `DedupAnnotate`, plus `dedup_phase_tasks` and `dedup_reason`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "DedupConfig": "stages.dedup.config",
+    "dedup_phase_tasks": "stages.dedup.config",
+    "find_near_duplicates": "stages.dedup.api",
+    "near_duplicates_of": "stages.dedup.api",
+    "jaccard": "stages.dedup.shingles",
+    "compute_signatures": "stages.dedup.shingles",
+    "detection_probability": "stages.dedup.shingles",
+    "MinhashSignatures": "stages.dedup.minhash",
+    "MinhashBuckets": "stages.dedup.minhash",
+    "MinhashClusters": "stages.dedup.minhash",
+    "DedupAnnotate": "stages.dedup.minhash",
+    "dedup_reason": "stages.dedup.minhash",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stages.dedup.api import find_near_duplicates, near_duplicates_of
+    from stages.dedup.config import DedupConfig, dedup_phase_tasks
+    from stages.dedup.minhash import (
+        DedupAnnotate,
+        MinhashBuckets,
+        MinhashClusters,
+        MinhashSignatures,
+        dedup_reason,
+    )
+    from stages.dedup.shingles import compute_signatures, detection_probability, jaccard
+
+
+def __getattr__(name: str) -> Any:
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'stages.dedup' has no attribute {name!r}")
+    value = getattr(importlib.import_module(mod), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,114 @@
+"""Text normalisation before writing shards (recipe kind ``normalize_v1``).
+
+``normalize_text(text)`` applies, in order:
+  1. ftfy repairs with a conservative config: mojibake (``fix_encoding``, ``restore_byte_a0``,
+     ``replace_lossy_sequences``, ``decode_inconsistent_utf8``, ``fix_c1_controls``), terminal
+     escape removal, surrogate pairs joined, line breaks unified (``\\r\\n``, ``\\r``, U+2028,
+     U+2029, U+0085 -> ``\\n``), control characters removed, Unicode NFC.
+     Deliberately OFF because they change content that is not broken: HTML unescaping (code and
+     markup samples contain ``&amp;`` on purpose), curly-quote straightening, full-width ->
+     half-width folding (CJK text), Latin ligature folding (option ``fix_ligatures``).
+  2. lone surrogates (from ``surrogateescape`` decoding) -> U+FFFD, so the text is valid UTF-8.
+  3. remaining C0/C1 control characters other than ``\\t`` and ``\\n`` removed (ftfy keeps a few).
+
+The step never drops a document. It writes ``normalize__changed`` (bool) on every document and
+``normalize__chars_delta`` (int, new length - old length), and counts ``normalize/changed``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from datatrove.data import DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# C0 except \t \n, DEL, C1 controls
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _config(fix_mojibake: bool = True, fix_ligatures: bool = False):
+    import ftfy
+
+    return ftfy.TextFixerConfig(
+        unescape_html=False,
+        remove_terminal_escapes=True,
+        fix_encoding=fix_mojibake,
+        restore_byte_a0=fix_mojibake,
+        replace_lossy_sequences=fix_mojibake,
+        decode_inconsistent_utf8=fix_mojibake,
+        fix_c1_controls=fix_mojibake,
+        fix_latin_ligatures=fix_ligatures,
+        fix_character_width=False,
+        uncurl_quotes=False,
+        fix_line_breaks=True,
+        fix_surrogates=True,
+        remove_control_chars=True,
+        normalization="NFC",
+        explain=False,
+    )
+
+
+def sanitize_text(text: str) -> str:
+    """Minimal repair so any str can be written as UTF-8: lone surrogates -> U+FFFD."""
+    if _LONE_SURROGATE.search(text):
+        return _LONE_SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def normalize_text(text: str, *, fix_mojibake: bool = True, fix_ligatures: bool = False, _cfg=None) -> str:
+    """Normalise one text (see module docstring). Pure function; never raises on str input."""
+    if not text:
+        return text
+    import ftfy
+
+    cfg = _cfg if _cfg is not None else _config(fix_mojibake, fix_ligatures)
+    text = sanitize_text(text)
+    if text.isascii() and "\r" not in text and not _CONTROL.search(text):
+        return text  # nothing ftfy would change in plain ASCII without CR/controls (terminal escapes use \x1b)
+    out = ftfy.fix_text(text, cfg)
+    out = sanitize_text(out)
+    out = _CONTROL.sub("", out)
+    return unicodedata.normalize("NFC", out)
+
+
+class TextNormalizer(PipelineStep):
+    """Normalise document text in place; records ``normalize__changed``; never drops a document.
+
+    Args:
+        fix_mojibake: repair mis-decoded text (ftfy ``fix_encoding`` family).
+        fix_ligatures: fold Latin ligatures (``ﬁ`` -> ``fi``), useful for PDF text layers.
+        skip_sources: sources left untouched (their documents still get ``normalize__changed=False``).
+    """
+
+    name = "🧹 Text normalizer"
+    type = "✂️ - FORMATTER"
+
+    def __init__(self, *, fix_mojibake: bool = True, fix_ligatures: bool = False, skip_sources: list[str] = []):
+        super().__init__()
+        self.fix_mojibake = fix_mojibake
+        self.fix_ligatures = fix_ligatures
+        self.skip_sources = list(skip_sources)
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        cfg = _config(self.fix_mojibake, self.fix_ligatures)
+        for doc in data or ():
+            with self.track_time():
+                self.stat_update("documents")
+                before = doc.text or ""
+                if doc.metadata.get("source") in self.skip_sources:
+                    after = sanitize_text(before)
+                else:
+                    try:
+                        after = normalize_text(before, _cfg=cfg)
+                    except Exception:  # ftfy on pathological input: keep the text, make it writable
+                        self.stat_update("normalize/error")
+                        after = sanitize_text(before)
+                changed = after != before
+                doc.text = after
+                doc.metadata["normalize__changed"] = changed
+                doc.metadata["normalize__chars_delta"] = len(after) - len(before)
+                if changed:
+                    self.stat_update("normalize/changed")
+            yield doc

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import unicodedata
+
+from datatrove.data import Document
+
+from stages.output.normalize import TextNormalizer, normalize_text, sanitize_text
+
+
+def test_nfc():
+    decomposed = "cafe\u0301"
+    out = normalize_text(decomposed)
+    assert out == "café" and unicodedata.is_normalized("NFC", out)
+
+
+def test_mojibake_repaired():
+    assert normalize_text("The cafÃ© serves crÃ¨me brÃ»lÃ©e") == "The café serves crème brûlée"
+    assert normalize_text("donâ€™t") == "don\u2019t"
+
+
+def test_control_chars_removed_and_newlines_unified():
+    assert normalize_text("a\x00b\x07c\x1b[31mred\x1b[0m") == "abcred"
+    assert normalize_text("l1\r\nl2\rl3\u2028l4\u2029l5") == "l1\nl2\nl3\nl4\nl5"
+    # C1 controls in text are almost always Windows-1252 bytes decoded as Latin-1 (ftfy fix_c1_controls)
+    assert normalize_text("wait\x85 what") == "wait\u2026 what"
+    assert normalize_text("tab\tkept\nnewline kept") == "tab\tkept\nnewline kept"
+
+
+def test_content_that_is_not_broken_is_kept():
+    for s in ["x &amp; y &lt;b&gt;", "“curly” ‘quotes’", "ＡＢＣ全角", "ﬁnal", "привет мир", "中文字符", "plain ascii text"]:
+        assert normalize_text(s) == s, s
+
+
+def test_lone_surrogates_become_replacement_char():
+    bad = "ok \udcff end"
+    assert sanitize_text(bad) == "ok \ufffd end"
+    out = normalize_text(bad)
+    out.encode("utf-8")  # must not raise
+    assert "\ufffd" in out
+
+
+def test_step_records_signal_and_never_drops():
+    docs = [
+        Document(text="clean text", id="a", metadata={"source": "web"}),
+        Document(text="cafÃ©\r\n", id="b", metadata={"source": "web"}),
+        Document(text="", id="c", metadata={"source": "pdf", "reject_reason": "pdf_encrypted"}),
+        Document(text="code\r\n", id="d", metadata={"source": "code"}),
+    ]
+    step = TextNormalizer(skip_sources=["code"])
+    out = list(step.run(iter(docs)))
+    assert [d.id for d in out] == ["a", "b", "c", "d"]
+    assert [d.metadata["normalize__changed"] for d in out] == [False, True, False, False]
+    assert out[1].text == "café\n"
+    assert out[1].metadata["normalize__chars_delta"] == -2
+    assert out[3].text == "code\r\n"  # skipped source untouched
+    assert step.stats["normalize/changed"].total == 1
+    assert step.stats["documents"].total == 4

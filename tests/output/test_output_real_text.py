@@ -1,0 +1,74 @@
+"""Normalisation and shard writing on real multilingual web text (TurkuNLP register corpora)."""
+
+from __future__ import annotations
+
+import gzip
+import unicodedata
+
+import pyarrow.parquet as pq
+import pytest
+from datatrove.data import Document
+
+from stages.output.normalize import TextNormalizer, _CONTROL, normalize_text
+from stages.output.shards import ShardWriter, list_shards
+
+LANGS = ("ar", "ca", "hi", "id", "pt", "ur")
+
+
+def _read(shared_data, lang: str, n: int = 40) -> list[str]:
+    out = []
+    with gzip.open(shared_data / "multilingual" / "turku_register_core" / f"{lang}.tsv.gz", "rt", encoding="utf-8", errors="surrogateescape") as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) >= 2 and parts[-1].strip():
+                out.append(parts[-1])
+            if len(out) >= n:
+                break
+    return out
+
+
+@pytest.mark.shared_data
+def test_normalize_real_text_is_idempotent_and_clean(shared_data):
+    n_changed = n = 0
+    for lang in LANGS:
+        for text in _read(shared_data, lang):
+            once = normalize_text(text)
+            assert normalize_text(once) == once
+            assert unicodedata.is_normalized("NFC", once)
+            assert not _CONTROL.search(once)
+            once.encode("utf-8")
+            n += 1
+            n_changed += once != text
+    assert n >= 200
+    assert n_changed < n  # most real text needs nothing
+
+
+@pytest.mark.shared_data
+def test_real_mojibake_is_repaired(shared_data):
+    pt = _read(shared_data, "pt", n=400)
+    broken = [t for t in pt if "Ã©" in t or "Ã¡" in t]
+    assert broken, "the Portuguese sample carries real mojibake (UTF-8 read as cp1252)"
+    for t in broken:
+        fixed = normalize_text(t)
+        assert "Ã©" not in fixed and "Ã¡" not in fixed
+        assert "é" in fixed or "á" in fixed
+
+
+@pytest.mark.shared_data
+def test_real_text_shards_by_language(shared_data, tmp_path):
+    docs = []
+    for lang in LANGS:
+        for i, text in enumerate(_read(shared_data, lang)):
+            docs.append(Document(text=text, id=f"{lang}-{i}", metadata={"source": "web", "lang__code": lang, "tier": "medium", "decision__reason": None}))
+    normalized = list(TextNormalizer().run(iter(docs)))
+    expected = {d.id: d.text for d in normalized}
+    for _ in ShardWriter(str(tmp_path), max_shard_bytes=64_000).run(iter(normalized)):
+        pass
+    langs = {p.parent.name for p in list_shards(tmp_path)}
+    assert langs == {f"language={x}" for x in LANGS}
+    got = {}
+    for p in list_shards(tmp_path):
+        t = pq.read_table(p)
+        got.update(zip(t.column("id").to_pylist(), t.column("text").to_pylist()))
+        assert all(tc > 0 for tc in t.column("token_count").to_pylist())
+    assert got == expected
