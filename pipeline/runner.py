@@ -109,55 +109,144 @@ def read_phase_stats(run_dir: Path, phase: str) -> list[dict]:
     return json.loads(p.read_text())
 
 
+def _known_inputs(run_dir: Path) -> set[tuple[str, str]]:
+    known: set[tuple[str, str]] = set()
+    manifests = [run_dir / "manifest.json", *sorted((run_dir / "increments").glob("*/manifest.json"))]
+    for m in manifests:
+        if m.exists():
+            for e in json.loads(m.read_text()).get("inputs", []):
+                if e.get("sha256"):
+                    known.add((str(Path(e["path"]).resolve()), e["sha256"]))
+    return known
+
+
+def plan_increment(recipe: Recipe, run_dir: Path) -> Recipe | None:
+    """For a completed run whose inputs grew: a recipe over only the new (or changed) input files,
+    deduplicated against the indexes of the run and its earlier increments. None when nothing is new."""
+    from pipeline.build import resolve_value
+    from pipeline.finalize import expand_inputs
+    from pipeline.manifest import file_sha256
+
+    if recipe.retier_from or not (run_dir / "manifest.json").exists():
+        return None
+    known = _known_inputs(run_dir)
+    data = recipe.to_dict()
+    sources = []
+    for src in data["sources"]:
+        params = resolve_value(src["reader"]["params"])
+        paths = params.get("paths") or []
+        paths = [paths] if isinstance(paths, str) else paths
+        new = [
+            str(f) for f in expand_inputs([Path(p) for p in paths])
+            if (str(f.resolve()), file_sha256(f)) not in known
+        ]
+        if new:
+            src["reader"]["params"] = {**src["reader"]["params"], "paths": new}
+            sources.append(src)
+    if not sources:
+        return None
+    data["sources"] = sources
+    indexes = [run_dir / "dedup" / "clusters" / "index", *sorted((run_dir / "increments").glob("*/dedup/clusters/index"))]
+    data["dedup"]["index_from"] = [*data["dedup"]["index_from"], *[str(p) for p in indexes if p.exists()]]
+    data["name"] = f"{recipe.name}-increment"
+    return Recipe.model_validate(data)
+
+
+def _merge_increment_manifest(run_dir: Path, inc_dir: Path) -> None:
+    """The run's manifest lists each increment (its inputs, shards and totals) beside the first run's."""
+    top = json.loads((run_dir / "manifest.json").read_text())
+    inc = json.loads((inc_dir / "manifest.json").read_text())
+    rel = inc_dir.relative_to(run_dir)
+    entry = {
+        "path": str(rel),
+        "recipe_sha256": inc.get("recipe_sha256"),
+        "inputs": inc.get("inputs", []),
+        "shards": [{**s, "path": str(rel / s["path"])} for s in inc.get("shards", [])],
+        "totals": inc.get("totals", {}),
+    }
+    incs = [i for i in top.get("increments", []) if i["path"] != entry["path"]] + [entry]
+    top["increments"] = incs
+    grand = dict(top.get("totals", {}))
+    base = top.get("base_totals") or dict(grand)
+    top["base_totals"] = base
+    for k, v in base.items():
+        if isinstance(v, (int, float)):
+            grand[k] = v + sum(i["totals"].get(k, 0) or 0 for i in incs)
+    top["totals"] = grand
+    tmp = run_dir / ".manifest.json.tmp"
+    tmp.write_text(json.dumps(top, indent=2, sort_keys=True))
+    os.replace(tmp, run_dir / "manifest.json")
+
+
 def run_recipe(
     recipe: Recipe,
     output: Path,
     *,
     on_phase: Callable[[str, Phase, int, int], None] | None = None,
+    incremental: bool = True,
 ) -> RunResult:
+    """Run (or resume, or extend) a recipe in `output`.
+
+    Same recipe, same inputs: completed tasks are skipped. Same recipe, more input files: only the
+    new files are processed, in `output/increments/NNNN/`, deduplicated against the earlier indexes,
+    and the manifest lists the new shards beside the old ones. Another recipe: refused (new --output).
+    """
     run_dir, phases = prepare(recipe, output)
     from pipeline.lock import run_lock
 
     with run_lock(run_dir):
-        digest = _write_recipe(recipe, run_dir)
-        executors = _make_executors(recipe, phases, run_dir)
-        results: list[PhaseResult] = []
-        if recipe.executor.kind == "local":
-            # Phases run in order here, each checked before the next, so a failed task stops the run
-            # with its logs named instead of a dependent phase waiting on it.
-            for i, (ph, ex) in enumerate(zip(phases, executors)):
-                ex.depends = None
-                todo = ex.get_incomplete_ranks()
-                if on_phase:
-                    on_phase("start", ph, i, len(phases))
-                t0 = time.perf_counter()
-                try:
-                    ex.run()
-                except Exception as e:  # a task raised: say which phase and where its logs are
-                    raise RunFailed(
-                        f"phase '{ph.name}' failed: {e.__class__.__name__}: {e} (logs: {run_dir / 'logs' / ph.name})"
-                    ) from e
-                left = ex.get_incomplete_ranks(skip_completed=True)
-                if left:
-                    raise RunFailed(
-                        f"phase '{ph.name}' left tasks {left} unfinished (logs: {run_dir / 'logs' / ph.name})"
-                    )
-                results.append(
-                    PhaseResult(ph.name, ph.tasks, time.perf_counter() - t0, not todo, read_phase_stats(run_dir, ph.name))
-                )
-                if on_phase:
-                    on_phase("done", ph, i, len(phases))
-        else:
-            from pipeline.executors import run_phases
+        increment = plan_increment(recipe, run_dir) if incremental else None
+        if increment is not None:
+            n = len(list((run_dir / "increments").glob("[0-9]*"))) + 1
+            inc_dir = run_dir / "increments" / f"{n:04d}"
+            inc_dir.mkdir(parents=True, exist_ok=True)
+            result = _run_phases(increment, inc_dir, build_phases(increment, inc_dir), on_phase)
+            _merge_increment_manifest(run_dir, inc_dir)
+            result.manifest = json.loads((run_dir / "manifest.json").read_text())
+            return result
+        return _run_phases(recipe, run_dir, phases, on_phase)
 
+
+def _run_phases(recipe: Recipe, run_dir: Path, phases: list[Phase], on_phase) -> RunResult:
+    digest = _write_recipe(recipe, run_dir)
+    executors = _make_executors(recipe, phases, run_dir)
+    results: list[PhaseResult] = []
+    if recipe.executor.kind == "local":
+        # Phases run in order here, each checked before the next, so a failed task stops the run
+        # with its logs named instead of a dependent phase waiting on it.
+        for i, (ph, ex) in enumerate(zip(phases, executors)):
+            ex.depends = None
+            todo = ex.get_incomplete_ranks()
+            if on_phase:
+                on_phase("start", ph, i, len(phases))
             t0 = time.perf_counter()
-            run_phases(executors)
-            dt = time.perf_counter() - t0
-            for ph in phases:
-                results.append(PhaseResult(ph.name, ph.tasks, dt, False, read_phase_stats(run_dir, ph.name)))
-        manifest_path = run_dir / "manifest.json"
-        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else None
-        return RunResult(run_dir, digest, results, manifest)
+            try:
+                ex.run()
+            except Exception as e:  # a task raised: say which phase and where its logs are
+                raise RunFailed(
+                    f"phase '{ph.name}' failed: {e.__class__.__name__}: {e} (logs: {run_dir / 'logs' / ph.name})"
+                ) from e
+            left = ex.get_incomplete_ranks(skip_completed=True)
+            if left:
+                raise RunFailed(
+                    f"phase '{ph.name}' left tasks {left} unfinished (logs: {run_dir / 'logs' / ph.name})"
+                )
+            results.append(
+                PhaseResult(ph.name, ph.tasks, time.perf_counter() - t0, not todo, read_phase_stats(run_dir, ph.name))
+            )
+            if on_phase:
+                on_phase("done", ph, i, len(phases))
+    else:
+        from pipeline.executors import run_phases
+
+        t0 = time.perf_counter()
+        run_phases(executors)
+        dt = time.perf_counter() - t0
+        for ph in phases:
+            results.append(PhaseResult(ph.name, ph.tasks, dt, False, read_phase_stats(run_dir, ph.name)))
+    manifest_path = run_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else None
+    return RunResult(run_dir, digest, results, manifest)
 
 
 def describe(recipe: Recipe, output: Path) -> dict[str, Any]:

@@ -40,7 +40,7 @@ class DedupPriority(PipelineStep):
                     row.pop("text", None)
                     rows.append({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
                 df = pl.DataFrame(rows, strict=False, infer_schema_length=None)
-                buckets = df.select(bucket_expr(df, spec).alias("b"))["b"].to_list()
+                buckets = df.with_columns(bucket_expr(df, spec).alias("__b"))["__b"].to_list()
             for doc, b in zip(batch, buckets):
                 doc.metadata["quality__priority"] = b
                 yield doc

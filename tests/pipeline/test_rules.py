@@ -72,3 +72,14 @@ def test_hash_fraction_is_deterministic_and_uniformish():
     assert xs == [hash_fraction(f"doc-{i}", 3) for i in range(2000)]
     assert 0.45 < sum(xs) / len(xs) < 0.55
     assert hash_fraction("doc-1", 3) != hash_fraction("doc-1", 4)
+
+
+def test_priority_step_keeps_every_document_without_an_ensemble():
+    from datatrove.data import Document
+
+    from stages.decisions.priority import DedupPriority
+
+    docs = [Document(text="x", id=str(i), metadata={"source": "web"}) for i in range(5)]
+    out = list(DedupPriority({}).run(iter(docs)))
+    assert [d.id for d in out] == [d.id for d in docs]
+    assert {d.metadata["quality__priority"] for d in out} == {10}

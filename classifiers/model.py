@@ -1,0 +1,109 @@
+"""Prediction: a loaded fastText quality model with ``score(texts) -> np.ndarray`` in [0, 1]."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from classifiers.text import Normalization, normalize
+
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+SHIPPED = ("web", "code", "stem", "code_corruption", "pdf")
+POSITIVE_LABEL = "__label__1"
+
+
+def _import_fasttext():
+    try:
+        import fasttext  # noqa: PLC0415
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("classifiers needs fastText: pip install fasttext-numpy2==0.10.4") from e
+    # fastText prints a warning to stderr on every load_model; silence it
+    fasttext.FastText.eprint = lambda *a, **k: None
+    return fasttext
+
+
+def resolve_model_path(name_or_path: str | os.PathLike) -> Path:
+    """``"web"`` -> shipped ``classifiers/models/web.ftz``; anything else is a path."""
+    s = str(name_or_path)
+    if s in SHIPPED or (os.sep not in s and not s.endswith((".ftz", ".bin"))):
+        p = MODELS_DIR / f"{s}.ftz"
+        if not p.exists():
+            raise FileNotFoundError(
+                f"no shipped model {s!r} at {p}; train it with "
+                f"`python -m classifiers train --config classifiers/configs/{s}.yaml --out classifiers/models/`")
+        return p
+    p = Path(s)
+    if not p.exists():
+        raise FileNotFoundError(f"model file not found: {p}")
+    return p
+
+
+class QualityModel:
+    """A binary fastText classifier; ``score`` returns P(label == 1), higher = better."""
+
+    def __init__(self, path: str | os.PathLike, *, name: str | None = None,
+                 normalization: Normalization | None = None):
+        self.path = Path(path)
+        self.name = name or self.path.stem
+        card_path = self.path.with_name(self.path.stem + ".card.json")
+        self.card: dict = {}
+        if card_path.exists():
+            with open(card_path) as f:
+                self.card = json.load(f)
+        if normalization is None:
+            normalization = Normalization.from_dict(self.card.get("normalization"))
+        self.normalization = normalization
+        self._ft = _import_fasttext().load_model(str(self.path))
+        labels = self._ft.get_labels()
+        if POSITIVE_LABEL not in labels:
+            raise ValueError(f"{self.path}: not a binary quality model (labels {labels}, need {POSITIVE_LABEL})")
+        self.threshold = float(self.card.get("threshold", 0.5))
+
+    def __repr__(self) -> str:
+        return f"QualityModel(name={self.name!r}, path={str(self.path)!r})"
+
+    def _positive_probs(self, lines: list[str]) -> np.ndarray:
+        labels, probs = self._ft.predict(lines, k=-1, threshold=0.0)
+        out = np.empty(len(lines), dtype=np.float64)
+        for i, (lab, pr) in enumerate(zip(labels, probs)):
+            p = 0.0
+            for lb, v in zip(lab, pr):
+                if lb == POSITIVE_LABEL:
+                    p = float(v)
+                    break
+            out[i] = p
+        return np.clip(out, 0.0, 1.0)
+
+    def score(self, texts: list[str]) -> np.ndarray:
+        """One float in [0, 1] per text (higher = better). Non-string texts are scored as the empty
+        string (the model's prior), never NaN."""
+        lines = [normalize(t, self.normalization) for t in texts]
+        if not lines:
+            return np.zeros(0, dtype=np.float64)
+        return self._positive_probs(lines)
+
+    def score_normalized(self, lines: list[str]) -> np.ndarray:
+        """Score already-normalised single-line texts (used by training/evaluation)."""
+        return self._positive_probs(lines) if lines else np.zeros(0, dtype=np.float64)
+
+    def percentile(self, scores) -> np.ndarray:
+        from classifiers.calibrate import percentile  # noqa: PLC0415
+
+        return percentile(self.path, scores)
+
+
+_CACHE: dict[str, QualityModel] = {}
+
+
+def load(name: str | os.PathLike, *, cache: bool = True) -> QualityModel:
+    """Load a shipped model by name (``"web"``, ``"code"``, ``"stem"``, ...) or a model path."""
+    path = resolve_model_path(name)
+    key = str(path.resolve())
+    if cache and key in _CACHE:
+        return _CACHE[key]
+    m = QualityModel(path, name=str(name) if str(name) in SHIPPED else None)
+    if cache:
+        _CACHE[key] = m
+    return m

@@ -1,0 +1,103 @@
+"""Text normalisation shared by training and prediction (the same function on both sides)."""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_WS = re.compile(r"\s+")
+_DIGITS = re.compile(r"\d")
+
+
+@dataclass(frozen=True)
+class Normalization:
+    """How text is normalised before fastText sees it. Stored in the model card so that
+    prediction applies exactly what training applied."""
+
+    lowercase: bool = True
+    digits: str | None = "0"  # replace every digit by this character; None keeps digits
+    max_chars: int = 8000  # truncate (after whitespace collapsing); 0 = no limit
+    nfkc: bool = True
+    split_punct: bool = True  # put spaces around punctuation so words are not glued to it
+    structure: bool = False  # keep line structure as tokens: line breaks and indentation depth (code)
+
+    def to_dict(self) -> dict:
+        return {
+            "lowercase": self.lowercase,
+            "digits": self.digits,
+            "max_chars": self.max_chars,
+            "nfkc": self.nfkc,
+            "split_punct": self.split_punct,
+            "structure": self.structure,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "Normalization":
+        return cls(**(d or {}))
+
+
+_PUNCT = re.compile(r"([^\w\s])")  # reference definition of "punctuation": not a word char, not space
+# fast path with identical output: str.replace for the ASCII members of _PUNCT, the regex only for
+# the (rarer) non-ASCII ones; 1.5-2x faster than one regex substitution with a group template
+_ASCII_PUNCT = [(c, f" {c} ") for c in map(chr, range(128)) if _PUNCT.match(c)]
+_NONASCII_PUNCT = re.compile(r"([^\w\s\x00-\x7f])")
+
+
+def split_punct(text: str) -> str:
+    """Spaces around every punctuation character (same result as ``_PUNCT.sub(r" \\1 ", text)``)."""
+    for c, rep in _ASCII_PUNCT:
+        if c in text:
+            text = text.replace(c, rep)
+    if not text.isascii():
+        text = _NONASCII_PUNCT.sub(r" \1 ", text)
+    return text
+
+
+_LEAD = re.compile(r"^[ \t]*")
+
+
+def _structure_tokens(text: str) -> str:
+    """Line breaks -> ``NLx`` and leading indentation -> ``INDk`` (k = a..i: depth in 4-space steps)."""
+    out = []
+    for line in text.splitlines():
+        lead = _LEAD.match(line).group(0)
+        width = len(lead.replace("\t", "    "))
+        body = line[len(lead):]
+        ind = f"IND{'abcdefghi'[min(8, (width + 3) // 4)]} " if width else ""
+        out.append(f"{ind}{body}")
+    return " NLx ".join(out)
+
+
+def normalize(text: str, norm: Normalization | None = None) -> str:
+    """Return a single-line, normalised version of ``text`` (fastText predicts one line at a time).
+
+    Never raises on odd input: ``None`` and non-strings become ``""``; lone surrogates are dropped.
+    """
+    norm = norm or Normalization()
+    if not isinstance(text, str):
+        return ""
+    if norm.max_chars and len(text) > 4 * norm.max_chars:
+        text = text[: 4 * norm.max_chars]  # bound the work before the regexes
+    if norm.nfkc:
+        text = unicodedata.normalize("NFKC", text)
+    text = text.encode("utf-8", "ignore").decode("utf-8")
+    if norm.structure:
+        text = _structure_tokens(text)
+    if norm.lowercase:
+        text = text.lower()
+    if norm.digits is not None:
+        text = _DIGITS.sub(norm.digits, text)
+    if norm.split_punct:
+        text = split_punct(text)
+    text = " ".join(text.split())  # same as collapsing \s+ and stripping
+    if norm.max_chars and len(text) > norm.max_chars:
+        cut = text.rfind(" ", 0, norm.max_chars)
+        text = text[: cut if cut > norm.max_chars // 2 else norm.max_chars]
+    return text
+
+
+def n_tokens(text: str) -> int:
+    """Whitespace token count: the token weight used by calibration (cheap, tokenizer-free)."""
+    if not text:
+        return 0
+    return len(text.split())

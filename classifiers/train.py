@@ -1,0 +1,395 @@
+"""Train, evaluate, quantise, calibrate and document one fastText quality classifier from a recipe.
+
+    python -m classifiers train --config classifiers/configs/web.yaml --out classifiers/models/
+
+writes ``<out>/<name>.ftz`` (quantised model), ``<name>.card.json`` + ``<name>.card.md`` (data
+sources with sha256, sizes, metrics, calibration, the exact command) and ``<name>.calib.json``
+(token-weighted percentile table on the calibration reference sample).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from classifiers import metrics as M
+from classifiers.calibrate import build_table, percentile
+from classifiers.data import (balance, build_sources, dedup, default_data_root,
+                              holdout_split)
+from classifiers.text import Normalization, n_tokens, normalize
+
+
+class FastTextParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    dim: int = 64
+    epoch: int = 10
+    lr: float = 0.2
+    wordNgrams: int = 2
+    minCount: int = 2
+    minn: int = 0
+    maxn: int = 0
+    bucket: int = 200_000
+    loss: Literal["softmax", "hs", "ova"] = "softmax"
+    thread: int = 1  # 1 thread = reproducible models
+    seed: int = 0
+
+
+class QuantizeParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    cutoff: int = 50_000
+    qnorm: bool = True
+    retrain: bool = False
+    dsub: int = 2
+
+
+class CalibrationSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    include_holdout: bool = True  # held-out split examples (never trained on) join the reference sample
+    sources: list[dict] = Field(default_factory=list)  # extra unlabelled reference text (e.g. random web)
+    max_docs: int = 20_000
+
+
+class NormSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    lowercase: bool = True
+    digits: str | None = "0"
+    max_chars: int = 8000
+    nfkc: bool = True
+    split_punct: bool = True
+    structure: bool = False
+
+
+class Recipe(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    description: str = ""
+    label_source: Literal["reference_vs_random", "llm_annotation", "human", "synthetic_corruption", "mixed"] = "mixed"
+    positive: list[dict] = Field(default_factory=list)  # sources whose examples are all label 1
+    negative: list[dict] = Field(default_factory=list)  # sources whose examples are all label 0
+    labelled: list[dict] = Field(default_factory=list)  # sources that carry their own label/score
+    eval_sets: dict[str, list[dict]] = Field(default_factory=dict)  # extra held-out sets, never trained on
+    calibration: CalibrationSpec = Field(default_factory=CalibrationSpec)
+    normalization: NormSpec = Field(default_factory=NormSpec)
+    balance: Literal["downsample", "upsample", "none"] = "downsample"
+    holdout: float = 0.2
+    seed: int = 0
+    threshold: float | Literal["best_f1"] = 0.5
+    fasttext: FastTextParams = Field(default_factory=FastTextParams)
+    quantize: QuantizeParams | None = Field(default_factory=QuantizeParams)
+    max_model_bytes: int = 3_000_000
+
+
+def load_recipe(path: str | os.PathLike, overrides: dict[str, Any] | None = None) -> Recipe:
+    with open(path) as f:
+        raw = yaml.safe_load(f) or {}
+    for k, v in (overrides or {}).items():
+        cur = raw
+        keys = k.split(".")
+        for kk in keys[:-1]:
+            cur = cur.setdefault(kk, {})
+        cur[keys[-1]] = v
+    return Recipe.model_validate(raw)
+
+
+def _labelled_sources(r: Recipe) -> list[dict]:
+    specs = [dict(s, label=1) for s in r.positive] + [dict(s, label=0) for s in r.negative]
+    return specs + [dict(s) for s in r.labelled]
+
+
+def _write_fasttext_file(path: Path, examples: list[tuple[int, str]]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for label, text in examples:
+            f.write(f"__label__{label} {text}\n")
+
+
+def _rel(p: Path) -> str:
+    try:
+        return str(Path(p).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+def _fmt(x) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.4f}"
+
+
+def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.PathLike | None = None,
+          config_path: str | None = None, command: str | None = None, verbose: bool = True) -> dict:
+    """Train the recipe's model into ``out_dir``; returns the model card (dict)."""
+    from classifiers.model import QualityModel, _import_fasttext  # noqa: PLC0415
+
+    ft = _import_fasttext()
+    t0 = time.time()
+    root = Path(data_root) if data_root else default_data_root()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    norm = Normalization(**recipe.normalization.model_dump())
+
+    def log(msg: str) -> None:
+        if verbose:
+            print(f"[classifiers.train {recipe.name}] {msg}", file=sys.stderr, flush=True)
+
+    # 1. data
+    examples, src_cards = build_sources(_labelled_sources(recipe), root, seed=recipe.seed)
+    examples = [e for e in examples if e.label in (0, 1)]
+    for e in examples:
+        e.text = normalize(e.text, norm)
+    examples = [e for e in examples if e.text]
+    n_before = len(examples)
+    examples = dedup(examples, key=lambda e: e.text)
+    log(f"{n_before} examples, {len(examples)} after exact dedup")
+    train_ex, test_ex = holdout_split(examples, recipe.holdout, seed=recipe.seed)
+    train_bal = balance(train_ex, recipe.balance, seed=recipe.seed)
+    n_pos_tr = sum(e.label for e in train_bal)
+    log(f"train {len(train_bal)} (pos {n_pos_tr}), holdout {len(test_ex)} (pos {sum(e.label for e in test_ex)})")
+    if len(train_bal) < 50:
+        raise ValueError(f"too little training data ({len(train_bal)} examples after balancing)")
+
+    # 2. fastText
+    with tempfile.TemporaryDirectory(prefix=f"clf_{recipe.name}_") as tmp:
+        train_file = Path(tmp) / "train.txt"
+        _write_fasttext_file(train_file, [(e.label, e.text) for e in train_bal])
+        params = recipe.fasttext.model_dump()
+        log(f"fastText {params}")
+        full_path = Path(tmp) / "full.bin"
+        params, nan_retries = _train_isolated(train_file, params, full_path, log)
+        model = ft.load_model(str(full_path))
+        full_bytes = full_path.stat().st_size
+        if recipe.quantize is not None:
+            q = recipe.quantize
+            model.quantize(input=str(train_file) if q.retrain else None, qnorm=q.qnorm, retrain=q.retrain,
+                           cutoff=q.cutoff, dsub=q.dsub, thread=params["thread"], verbose=0)
+            model_path = out / f"{recipe.name}.ftz"
+        else:
+            model_path = out / f"{recipe.name}.bin"
+        model.save_model(str(model_path))
+    model_bytes = model_path.stat().st_size
+    log(f"model {model_path} {model_bytes} bytes (unquantised {full_bytes})")
+
+    qm = QualityModel(model_path, name=recipe.name, normalization=norm)
+
+    # 3. evaluation on the held-out split (+ extra eval sets)
+    y_test = np.array([e.label for e in test_ex], dtype=np.int8)
+    s_test = qm.score_normalized([e.text for e in test_ex])
+    threshold = recipe.threshold
+    if threshold == "best_f1":
+        threshold = M.best_f1_threshold(y_test, s_test)[0]
+    holdout_metrics = M.evaluate(y_test, s_test, threshold=float(threshold))
+    per_source = {}
+    for src in sorted({e.source for e in test_ex}):
+        m = np.array([e.source == src for e in test_ex])
+        per_source[src] = {"n": int(m.sum()), "label": int(round(float(y_test[m].mean()))) if m.any() else None,
+                           "mean_score": float(s_test[m].mean()) if m.any() else None}
+    holdout_metrics["per_source"] = per_source
+    log(f"holdout ROC AUC {_fmt(holdout_metrics['roc_auc'])} PR AUC {_fmt(holdout_metrics['pr_auc'])}")
+
+    eval_results, eval_cards = {}, {}
+    for name, specs in recipe.eval_sets.items():
+        exs, cards = build_sources(specs, root, seed=recipe.seed)
+        exs = [e for e in exs if e.label in (0, 1)]
+        if not exs:
+            continue
+        s = qm.score([e.text for e in exs])
+        y = np.array([e.label for e in exs], dtype=np.int8)
+        res = M.evaluate(y, s, threshold=float(threshold))
+        res.pop("reliability")
+        scores_cont = [e.score for e in exs]
+        if all(v is not None for v in scores_cont):
+            res["spearman_vs_human_score"] = _spearman(np.array(scores_cont, dtype=float), s)
+        eval_results[name] = res
+        eval_cards[name] = cards
+        log(f"eval {name}: n={res['n']} ROC AUC {_fmt(res['roc_auc'])}")
+
+    # 4. calibration table (token-weighted percentiles on a reference sample)
+    ref_texts: list[str] = []
+    ref_desc: list[dict] = []
+    if recipe.calibration.include_holdout:
+        ref_texts += [e.text for e in test_ex]
+        ref_desc.append({"name": "holdout split", "n_examples": len(test_ex)})
+    if recipe.calibration.sources:
+        exs, cards = build_sources(recipe.calibration.sources, root, seed=recipe.seed)
+        ref_texts += [normalize(e.text, norm) for e in exs]
+        ref_desc += cards
+    ref_texts = [t for t in ref_texts if t][: recipe.calibration.max_docs]
+    ref_scores = qm.score_normalized(ref_texts)
+    table = build_table(ref_scores, [max(1, n_tokens(t)) for t in ref_texts])
+    table.update({"model": recipe.name, "kind": "token_weighted_percentile", "token_unit": "whitespace words",
+                  "reference": ref_desc})
+    calib_path = out / f"{recipe.name}.calib.json"
+    with open(calib_path, "w") as f:
+        json.dump(table, f)
+    pct_test = percentile(table, s_test)
+
+    # 5. card
+    cfg_dump = recipe.model_dump()
+    cfg_sha = hashlib.sha256(json.dumps(cfg_dump, sort_keys=True).encode()).hexdigest()
+    if command is None:
+        cfg = shlex.quote(_rel(Path(config_path))) if config_path else "<recipe.yaml>"
+        command = f"python -m classifiers train --config {cfg} --out {shlex.quote(_rel(out))}"
+    card = {
+        "name": recipe.name,
+        "description": recipe.description,
+        "label_source": recipe.label_source,
+        "model_file": model_path.name,
+        "model_sha256": hashlib.sha256(model_path.read_bytes()).hexdigest(),
+        "calibration_file": calib_path.name,
+        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "reproduce": {"command": command, "config": _rel(Path(config_path)) if config_path else None,
+                      "config_sha256": cfg_sha, "data_root": "$ASSAY_SHARED_DATA or ../shared/data",
+                      "python": platform.python_version(), "fasttext": _fasttext_version(),
+                      "note": "fastText trained with thread=1 and a fixed seed: reruns on the same data give the same model"},
+        "normalization": norm.to_dict(),
+        "threshold": float(threshold),
+        "training": {"fasttext": params, "nan_retries_lr": nan_retries, "quantize": recipe.quantize.model_dump() if recipe.quantize else None,
+                     "balance": recipe.balance, "holdout_fraction": recipe.holdout, "seed": recipe.seed,
+                     "seconds": round(time.time() - t0, 1)},
+        "sizes": {"model_bytes": model_bytes, "unquantised_bytes": full_bytes,
+                  "examples_after_dedup": len(examples), "train_examples": len(train_bal),
+                  "train_positive": int(n_pos_tr), "holdout_examples": len(test_ex),
+                  "holdout_positive": int(y_test.sum()),
+                  "train_tokens": int(sum(n_tokens(e.text) for e in train_bal))},
+        "data": src_cards,
+        "metrics": {"holdout": holdout_metrics, "eval_sets": eval_results},
+        "eval_set_data": eval_cards,
+        "calibration": {"file": calib_path.name, "n_docs": table["n_docs"], "n_tokens": table["n_tokens"],
+                        "reference": ref_desc,
+                        "holdout_pct_by_label": {
+                            "positive_mean_pct": float(np.nanmean(pct_test[y_test == 1])) if (y_test == 1).any() else None,
+                            "negative_mean_pct": float(np.nanmean(pct_test[y_test == 0])) if (y_test == 0).any() else None}},
+        "config": cfg_dump,
+    }
+    if model_bytes > recipe.max_model_bytes:
+        card["warnings"] = [f"model is {model_bytes} bytes > max_model_bytes {recipe.max_model_bytes}"]
+    card = _json_safe(card)
+    with open(out / f"{recipe.name}.card.json", "w") as f:
+        json.dump(card, f, indent=1, allow_nan=False)
+    (out / f"{recipe.name}.card.md").write_text(card_markdown(card))
+    log(f"done in {time.time() - t0:.1f}s")
+    return card
+
+
+_CHILD = r"""
+import json, sys
+import fasttext
+fasttext.FastText.eprint = lambda *a, **k: None
+train_file, out, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+try:
+    m = fasttext.train_supervised(input=train_file, verbose=0, **params)
+except RuntimeError as e:
+    if "NaN" in str(e):
+        sys.exit(3)
+    raise
+m.save_model(out)
+"""
+
+
+def _train_isolated(train_file: Path, params: dict, out_bin: Path, log) -> tuple[dict, list[float]]:
+    """Train in a fresh interpreter. fastText-numpy2 0.10.4 raises "Encountered NaN" at random on
+    identical input, more often in a process that already trained a model; a fresh process per
+    attempt makes success likely and, since a successful run is deterministic (thread=1, seed),
+    keeps the model reproducible. After 4 failed attempts the learning rate is halved."""
+    import subprocess  # noqa: PLC0415
+
+    retries: list[float] = []
+    params = dict(params)
+    for attempt in range(10):
+        r = subprocess.run([sys.executable, "-c", _CHILD, str(train_file), str(out_bin), json.dumps(params)],
+                           capture_output=True, text=True)
+        if r.returncode == 0 and out_bin.exists():
+            return params, retries
+        if r.returncode != 3:
+            raise RuntimeError(f"fastText training failed (rc {r.returncode}): {r.stderr[-2000:]}")
+        retries.append(params["lr"])
+        if attempt >= 3:
+            params["lr"] = params["lr"] / 2
+        log(f"fastText raised NaN (attempt {attempt + 1}); retrying in a fresh process with lr={params['lr']}")
+    raise RuntimeError("fastText kept diverging (NaN); lower fasttext.lr or add data")
+
+
+def _json_safe(x):
+    """NaN/inf -> None, numpy scalars -> Python (model cards are strict JSON)."""
+    if isinstance(x, dict):
+        return {str(k): _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, (np.floating, float)):
+        x = float(x)
+        return x if np.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def _fasttext_version() -> str:
+    try:
+        from importlib.metadata import version  # noqa: PLC0415
+
+        return f"fasttext-numpy2=={version('fasttext-numpy2')}"
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    from classifiers.metrics import _rankdata  # noqa: PLC0415
+
+    if len(a) < 3:
+        return float("nan")
+    ra, rb = _rankdata(a), _rankdata(b)
+    if ra.std() == 0 or rb.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def card_markdown(card: dict) -> str:
+    h = card["metrics"]["holdout"]
+    t = h["at_threshold"]
+    lines = [
+        f"# Model card: `{card['name']}`", "",
+        card.get("description", ""), "",
+        f"- label source: **{card['label_source']}**",
+        f"- file: `{card['model_file']}` ({card['sizes']['model_bytes']:,} bytes, sha256 `{card['model_sha256'][:16]}…`)",
+        f"- calibration table: `{card['calibration_file']}` ({card['calibration']['n_docs']} reference docs,"
+        f" {card['calibration']['n_tokens']:,.0f} tokens)",
+        f"- normalisation: `{json.dumps(card['normalization'])}`",
+        f"- fastText: `{json.dumps(card['training']['fasttext'])}`; quantise: `{json.dumps(card['training']['quantize'])}`",
+        f"- balance `{card['training']['balance']}`, holdout {card['training']['holdout_fraction']}, seed {card['training']['seed']},"
+        f" trained in {card['training']['seconds']} s",
+        "", "## Reproduce", "", "```", card["reproduce"]["command"], "```",
+        f"config sha256 `{card['reproduce']['config_sha256'][:16]}…`, {card['reproduce']['fasttext']}, Python {card['reproduce']['python']}.",
+        "", "## Held-out metrics (quantised model)", "",
+        "| n | positives | ROC AUC | PR AUC | threshold | precision | recall | F1 | ECE | best-F1 threshold |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| {h['n']} | {h['n_positive']} | {_fmt(h['roc_auc'])} | {_fmt(h['pr_auc'])} | {t['threshold']:.3f} | {t['precision']:.3f} |"
+        f" {t['recall']:.3f} | {t['f1']:.3f} | {_fmt(h['ece'])} | {h['best_f1']['threshold']:.3f} (F1 {h['best_f1']['f1']:.3f}) |",
+        "", "Reliability (held-out):", "", "| bin | n | mean score | positive rate |", "|---|---|---|---|",
+    ]
+    for b in h["reliability"]:
+        if b["n"]:
+            lines.append(f"| {b['lo']:.1f}-{b['hi']:.1f} | {b['n']} | {b['mean_score']:.3f} | {b['positive_rate']:.3f} |")
+    if card["metrics"]["eval_sets"]:
+        lines += ["", "## Other evaluation sets (never trained on)", "",
+                  "| set | n | positives | ROC AUC | PR AUC | Spearman vs human score |", "|---|---|---|---|---|---|"]
+        for k, v in card["metrics"]["eval_sets"].items():
+            lines.append(f"| {k} | {v['n']} | {v['n_positive']} | {_fmt(v['roc_auc'])} | {_fmt(v['pr_auc'])} |"
+                         f" {_fmt(v.get('spearman_vs_human_score'))} |")
+    lines += ["", "## Training data", "", "| source | builder | label | documents read | examples | files |", "|---|---|---|---|---|---|"]
+    for s in card["data"]:
+        files = s.get("files")
+        fdesc = (", ".join(f"`{f['path']}` ({f['sha256'][:12]}…)" for f in files[:3]) + (" …" if len(files) > 3 else "")) if files \
+            else f"{s.get('n_files', 0)} files, combined sha256 `{s.get('files_sha256', '')[:16]}…`"
+        lines.append(f"| {s['name']} | {s['builder']} | {s.get('label', 'from data')} | {s.get('n_documents_read', '')} |"
+                     f" {s['n_examples']} | {fdesc} |")
+    lines += ["", "Full file lists with sha256 are in the JSON card.", ""]
+    return "\n".join(lines)

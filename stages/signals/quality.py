@@ -1,0 +1,133 @@
+"""Quality classifier scores as signals: ``fasttext_<name>__score`` and ``fasttext_<name>__pct``.
+
+Wraps :mod:`classifiers` (which never imports datatrove). Models are loaded once per worker,
+lazily inside ``run()``; documents are scored in batches. Never drops a document.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from datatrove.data import Document, DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+
+# which models apply to which source (only models listed in ``models`` are ever loaded/used)
+DEFAULT_SOURCES: dict[str, list[str]] = {"web": ["web", "stem"], "code": ["code", "code_corruption"],
+                                         "pdf": ["web", "stem", "pdf"]}
+
+
+def signal_name(model: str) -> str:
+    """``"web"`` -> ``"fasttext_web"``; a model path -> ``fasttext_<file stem>``."""
+    from pathlib import Path  # noqa: PLC0415
+
+    stem = Path(str(model)).stem if str(model).endswith((".ftz", ".bin")) else str(model)
+    return f"fasttext_{stem}"
+
+
+class QualityScores(PipelineStep):
+    """Score documents with fastText quality classifiers.
+
+    Args:
+        models: shipped model names (``web``, ``code``, ``stem``, ``code_corruption``, ``pdf``) or model paths.
+        batch_size: documents per prediction batch.
+        sources: which models apply to which ``metadata["source"]``; default
+            ``{"web": ["web", "stem"], "code": ["code", "code_corruption"], "pdf": ["web", "stem", "pdf"]}``. Only models listed in
+            ``models`` are used; a document whose source is not in the map gets every model, and a
+            model that no entry mentions (e.g. a custom model path) applies to every source.
+        text_max_chars: text is cut to this many characters before normalisation (bounds the work).
+
+    Writes, for every model in ``models`` and every document, ``fasttext_<name>__score`` (float in
+    [0, 1], higher = better) and ``fasttext_<name>__pct`` (token-weighted percentile on the model's
+    reference sample), both ``None`` where the model does not apply to the document's source, the
+    document already has a ``reject_reason``, or its text is empty.
+    """
+
+    name = "🏅 quality scores"
+    type = "📊 - SIGNALS"
+
+    def __init__(self, models: list[str] | None = None, batch_size: int = 512,
+                 sources: dict[str, list[str]] | None = None, text_max_chars: int = 100_000):
+        super().__init__()
+        self.models = list(models) if models is not None else ["web"]
+        if not self.models:
+            raise ValueError("QualityScores: models must not be empty")
+        self.batch_size = max(1, int(batch_size))
+        self.sources = {k: list(v) for k, v in (sources if sources is not None else DEFAULT_SOURCES).items()}
+        self.text_max_chars = int(text_max_chars)
+        self.keys = {m: signal_name(m) for m in self.models}
+        self._loaded: dict | None = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_loaded"] = None  # never pickle fastText handles
+        return state
+
+    def _load(self) -> dict:
+        if self._loaded is None:
+            import classifiers  # noqa: PLC0415
+
+            self._loaded = {m: classifiers.load(m) for m in self.models}
+        return self._loaded
+
+    def _mentioned(self, m: str, names: list[str]) -> bool:
+        return m in names or self.keys[m].removeprefix("fasttext_") in names
+
+    def models_for(self, source: str | None) -> list[str]:
+        """Models that apply to documents of ``source``. A model the source map never mentions
+        (e.g. a custom model path) applies to every source; so does every model for a source the
+        map does not list."""
+        if source in self.sources:
+            wanted = self.sources[source]
+            return [m for m in self.models if self._mentioned(m, wanted)
+                    or not any(self._mentioned(m, v) for v in self.sources.values())]
+        return list(self.models)
+
+    def _score_batch(self, batch: list[Document]) -> None:
+        from classifiers.calibrate import percentile  # noqa: PLC0415
+        from classifiers.text import normalize  # noqa: PLC0415
+
+        loaded = self._load()
+        normalized: dict[tuple, list[str]] = {}  # one normalisation pass per distinct config (web+stem share)
+        for m in self.models:
+            key = self.keys[m]
+            idx = []
+            for i, doc in enumerate(batch):
+                doc.metadata[f"{key}__score"] = None
+                doc.metadata[f"{key}__pct"] = None
+                if doc.metadata.get("reject_reason") or not doc.text or not doc.text.strip():
+                    continue
+                if m in self.models_for(doc.metadata.get("source")):
+                    idx.append(i)
+            if not idx:
+                continue
+            model = loaded[m]
+            with self.track_time(unit="batch"):
+                nkey = (tuple(sorted(model.normalization.to_dict().items())), tuple(idx))
+                if nkey not in normalized:
+                    normalized[nkey] = [normalize(batch[i].text[: self.text_max_chars], model.normalization) for i in idx]
+                scores = model.score_normalized(normalized[nkey])
+            try:
+                pct = percentile(model.path, scores)
+            except FileNotFoundError:
+                pct = [None] * len(idx)
+            for i, s, p in zip(idx, scores, pct):
+                batch[i].metadata[f"{key}__score"] = float(s)
+                batch[i].metadata[f"{key}__pct"] = None if p is None else float(p)
+            self.stat_update(f"scored/{m}", value=len(idx))
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        batch: list[Document] = []
+        for doc in data:
+            self.stat_update("documents")
+            batch.append(doc)
+            if len(batch) >= self.batch_size:
+                self._score_batch(batch)
+                yield from batch
+                batch = []
+        if batch:
+            self._score_batch(batch)
+            yield from batch
+
+
+def score_documents(docs: Iterable[Document], models: list[str], **kwargs) -> list[Document]:
+    """Convenience for notebooks/tests: run :class:`QualityScores` over an iterable of documents."""
+    return list(QualityScores(models=models, **kwargs).run(iter(docs)))

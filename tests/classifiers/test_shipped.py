@@ -1,0 +1,97 @@
+"""The shipped default models: present, small, documented, calibrated, and sensible."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import classifiers
+from classifiers.calibrate import percentile
+
+MODELS = Path(classifiers.__file__).parent / "models"
+SHIPPED = ["web", "code", "stem", "code_corruption", "pdf"]
+
+WIKI = ("The Industrial Revolution was the transition to new manufacturing processes in Great Britain, "
+        "continental Europe and the United States that occurred during the period from around 1760 to "
+        "about 1820. This transition included going from hand production methods to machines, new chemical "
+        "manufacturing and iron production processes, the increasing use of steam power and water power, "
+        "the development of machine tools and the rise of the mechanised factory system.")
+SPAM = ("Home | About | Contact | Login | Cart (0)\nFREE SHIPPING ON ORDERS OVER $50!!! Click here\n"
+        "Subscribe to our newsletter\nCopyright 2021 All rights reserved | Privacy Policy | Terms\n"
+        "Share on Facebook Tweet Pin it\nRelated posts: Best deals | Cheap offers | Buy now")
+MATH = ("Let f be a continuous function on the closed interval [a, b]. By the mean value theorem there exists "
+        "a point c in (a, b) such that f'(c) equals the difference quotient. We prove the lemma by induction "
+        "on the dimension n of the vector space, using the eigenvalue decomposition of the symmetric matrix.")
+NEWS = ("The mayor said on Tuesday that the festival would go ahead despite the rain, and local businesses "
+        "welcomed thousands of visitors to the town centre over the weekend. Tickets sold out quickly.")
+CODE = '''def binary_search(items, target):
+    """Return the index of target in the sorted list items, or -1."""
+    lo, hi = 0, len(items) - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if items[mid] == target:
+            return mid
+        if items[mid] < target:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return -1
+'''
+MINIFIED = ('!function(e,t){"object"==typeof exports&&"undefined"!=typeof module?module.exports=t():"function"=='
+            'typeof define&&define.amd?define(t):(e=e||self).Foo=t()}(this,function(){"use strict";var e=function'
+            '(e,t){return e+t},t={a:1,b:2,c:3};return function(n){for(var r=0;r<n.length;r++)t[n[r]]=e(r,1);'
+            'return t}});') * 5
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_model_files_and_card(name):
+    model = MODELS / f"{name}.ftz"
+    assert model.exists(), f"missing {model}"
+    assert model.stat().st_size < 3_000_000
+    card = json.loads((MODELS / f"{name}.card.json").read_text())
+    assert (MODELS / f"{name}.card.md").exists() and (MODELS / f"{name}.calib.json").exists()
+    # synthetic code corruption is the hardest task for a bag-of-n-grams model
+    assert card["metrics"]["holdout"]["roc_auc"] >= (0.8 if name == "code_corruption" else 0.9)
+    assert card["reproduce"]["command"] == (f"python -m classifiers train --config classifiers/configs/{name}.yaml"
+                                            f" --out classifiers/models/")
+    import hashlib
+    assert hashlib.sha256(model.read_bytes()).hexdigest() == card["model_sha256"]
+    for src in card["data"]:
+        assert src["n_examples"] > 0 and ("files" in src or "files_sha256" in src or src.get("of"))
+
+
+def test_load_and_score_shipped():
+    for name, good, bad in [("web", WIKI, SPAM), ("stem", MATH, NEWS), ("code", CODE, MINIFIED)]:
+        m = classifiers.load(name)
+        s = m.score([good, bad])
+        assert s.shape == (2,) and np.all((s >= 0) & (s <= 1)), name
+        assert s[0] > s[1], (name, s)
+        assert classifiers.load(name) is m  # cached per process
+        p = percentile(name, s)
+        assert p[0] > p[1]
+
+
+def test_import_is_cheap_and_datatrove_free():
+    code = ("import sys, classifiers, classifiers.calibrate, classifiers.train, classifiers.data; "
+            "print('fasttext' in sys.modules, 'datatrove' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]
+    import re
+
+    for p in Path(classifiers.__file__).parent.rglob("*.py"):
+        assert not re.search(r"^\s*(import|from)\s+datatrove", p.read_text(), re.M), p
+
+
+@pytest.mark.shared_data
+def test_web_model_agrees_with_human_judgments(shared_data):
+    """Turku line-wise human clean/noise labels, aggregated per document (never trained on)."""
+    from classifiers.data import build_source
+    from classifiers.metrics import roc_auc
+
+    exs, _ = build_source({"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
+                           "langs": ["en"], "unit": "doc"}, shared_data)
+    assert len(exs) > 80
+    s = classifiers.load("web").score([e.text for e in exs])
+    assert roc_auc([e.label for e in exs], s) > 0.75
