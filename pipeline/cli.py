@@ -70,11 +70,20 @@ def print_summary(result) -> None:
         r.add_row("[bold]written[/]", str(kept))
         r.add_row("[bold]excluded[/]", str(d.get("dropped", 0)))
         console.print(r)
-    for ph in result.phases:
-        for name, st in _step_stats(ph.stats).items():
-            if any(k.startswith("ocr_backend_unavailable") for k in st):
-                console.print("[yellow]note:[/] PDF OCR: no VLM backend configured (server: none); pages routed to "
-                              "OCR used the text layer or were excluded with a reason", highlight=False)
+        for k in sorted(d):
+            if k.startswith("rule_signal_absent/"):
+                console.print(
+                    f"[yellow]warning:[/] rule '{k.split('/', 1)[1]}': its signal was missing on documents it "
+                    "applies to (typo, or a step not in the recipe?); it kept them (when_missing)", highlight=False
+                )
+    ocr_note = any(
+        any(k.startswith("ocr_backend_unavailable") for k in st)
+        for ph in result.phases
+        for st in _step_stats(ph.stats).values()
+    )
+    if ocr_note:
+        console.print("[yellow]note:[/] PDF OCR: no VLM backend configured (server: none); pages routed to "
+                      "OCR used the text layer or were excluded with a reason", highlight=False)
     if result.manifest:
         m = result.manifest
         totals = m.get("totals", {})

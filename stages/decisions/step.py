@@ -50,6 +50,12 @@ class Decide(BaseFilter):
             row.pop("text", None)
             rows.append({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
         df = pl.DataFrame(rows, strict=False, infer_schema_length=None)
+        sources = set(df["source"].drop_nulls().to_list()) if "source" in df.columns else set()
+        for rule in self._spec_model.rules:
+            applies = rule.sources() is None or bool(sources & set(rule.sources()))
+            if applies and rule.signal not in df.columns:
+                # a rule whose signal no document carries is a typo or a missing step: make it visible
+                self.stat_update(f"rule_signal_absent/{rule.name}")
         out = decide_frame(df, self._spec_model, rebalance_probs=self.rebalance_probs).select(
             "bucket", "tier", "reason", "keep"
         )
