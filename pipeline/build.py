@@ -222,6 +222,8 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
             exclusion_writer=ExclusionWriter(
                 str(layout.excluded), include_text=out.exclusion_text, tokenizer_path=out.tokenizer_path
             ),
+            store_folder=str(store),
+            clusters_folder=str(clusters) if dedup_on else None,
         )
     )
     desc.append(f"decide ({len(recipe.decisions.rules)} rules, {len(recipe.decisions.tiers)} tiers)")

@@ -36,7 +36,38 @@ def finalize_run(run_dir: str | Path) -> dict:
         inputs=expand_inputs(input_paths(recipe)),
         tier_weights=tier_weights(recipe.decisions),
     )
+    if recipe.decisions.rebalance:
+        manifest = _add_mixture_report(run_dir, recipe, manifest)
     render_report(run_dir)
+    return manifest
+
+
+def _add_mixture_report(run_dir: Path, recipe, manifest: dict) -> dict:
+    """The achieved language / file-type mixture against the rebalancing target, in the manifest."""
+    import json
+    import os
+
+    import polars as pl
+
+    from pipeline.signals import run_store_dirs
+    from stages.decisions.rebalance import mixture_report
+
+    rb = recipe.decisions.rebalance
+    source = rb.get("source", "code")
+    shards = sorted((run_dir / "output").glob(f"source={source}/**/*.parquet"))
+    written: dict[str, int] = {}
+    if shards:
+        df = pl.concat([pl.read_parquet(p, columns=["language", "text"]) for p in shards])
+        amount = pl.col("text").str.len_bytes()
+        if rb.get("unit", "bytes") != "bytes":
+            amount = (amount / 3.5).round()
+        for k, v in df.group_by(pl.col("language").fill_null("unknown")).agg(amount.sum()).iter_rows():
+            written[str(k)] = int(v)
+    store, clusters = run_store_dirs(run_dir)
+    manifest["rebalance"] = mixture_report(store, clusters, recipe.decisions, written)
+    tmp = run_dir / ".manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    os.replace(tmp, run_dir / "manifest.json")
     return manifest
 
 

@@ -115,7 +115,14 @@ class DecisionSpec(_Model):
     )
     unscored_bucket: int = Field(10, ge=0, le=19, description="bucket for documents without classifier scores")
     drop_tiers: list[str] = Field(default_factory=list, description="tiers excluded with reason tier_<name>")
-    rebalance: dict[str, Any] = Field(default_factory=dict)
+    rebalance: dict[str, Any] = Field(
+        default_factory=dict,
+        description="{source, key, unit: bytes|tokens, caps, weights, seed}; see stages/decisions/rebalance.py",
+    )
+    code_rules: str | None = Field(
+        "default",
+        description="per-language code rule files: 'default' (stages/code/rules), a directory of your own, or null",
+    )
 
     @model_validator(mode="after")
     def _tiers_cover(self) -> "DecisionSpec":

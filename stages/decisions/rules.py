@@ -9,8 +9,9 @@ signal; changing a rule never re-runs extraction or scoring.
 
 `spec` is a `pipeline.recipe.DecisionSpec` (or a dict of the same shape, e.g. a recipe fragment).
 Order of reasons: an earlier stage's `reject_reason`, then dedup (`dedup_exact`, `dedup_minhash`),
-then the recipe rules in order (`<source>_<rule>`), then rebalancing (`<source>_rebalance`), then
-dropped tiers (`tier_<name>`).
+then the recipe rules in order (`<source>_<rule>`), then the per-language code rule files
+(`code_<rule>`, `decisions.code_rules`), then rebalancing (`<source>_rebalance`), then dropped tiers
+(`tier_<name>`).
 """
 
 from __future__ import annotations
@@ -137,11 +138,41 @@ def tier_expr(bucket, spec):
     return expr
 
 
-def decide_frame(df, spec, *, rebalance_probs: Mapping[str, float] | None = None):
-    """Add `bucket`, `tier`, `reason` and `keep` columns to a polars DataFrame of stored signals."""
+def code_rules_expr(df, spec):
+    """First failing per-language code rule (`stages/code/rules/<family>.yaml`) of each code document."""
     import polars as pl
 
     spec = _spec(spec)
+    if not spec.code_rules or "source" not in df.columns or not (df["source"] == "code").any():
+        return None
+    from stages.code.rules import code_rule_decisions
+
+    rules_dir = None if spec.code_rules == "default" else spec.code_rules
+    cols = [c for c in df.columns if c.startswith("code__")]
+    if not cols:
+        return None
+
+    def first_reason(row: dict) -> str | None:
+        reasons = code_rule_decisions(row, row.get("code__language"), rules_dir=rules_dir)
+        return reasons[0] if reasons else None
+
+    per_row = pl.struct(cols).map_elements(first_reason, return_dtype=pl.String, skip_nulls=False)
+    return pl.when(pl.col("source") == "code").then(per_row).otherwise(pl.lit(None, dtype=pl.String))
+
+
+def decide_frame(df, spec, *, rebalance_probs: Mapping[str, float] | None = None, _plan: bool = True):
+    """Add `bucket`, `tier`, `reason` and `keep` columns to a polars DataFrame of stored signals.
+
+    With `decisions.rebalance` set and no `rebalance_probs`, the keep probabilities are planned from
+    this frame itself (it must then hold the whole run, with `text`, as in a notebook).
+    """
+    import polars as pl
+
+    spec = _spec(spec)
+    if spec.rebalance and rebalance_probs is None and _plan and "text" in df.columns:
+        from stages.decisions.rebalance import plan_probabilities
+
+        rebalance_probs = plan_probabilities(df, spec)
     if df.height == 0:
         return df.with_columns(
             pl.lit(None, dtype=pl.Int64).alias("bucket"),
@@ -162,6 +193,10 @@ def decide_frame(df, spec, *, rebalance_probs: Mapping[str, float] | None = None
     if "dedup__is_duplicate" in df.columns:
         chain.append((pl.col("dedup__is_duplicate").cast(pl.Boolean).fill_null(False), pl.lit(DEDUP_MINHASH)))
     chain.extend(rule_failure_exprs(df, spec))
+    code = code_rules_expr(df, spec)
+    if code is not None:
+        df = df.with_columns(code.alias("__code_rule"))
+        chain.append((pl.col("__code_rule").is_not_null(), pl.col("__code_rule")))
     if rebalance_probs is not None and spec.rebalance:
         chain.append(rebalance_failure_expr(df, spec, rebalance_probs))
     for name in spec.drop_tiers:
@@ -171,6 +206,8 @@ def decide_frame(df, spec, *, rebalance_probs: Mapping[str, float] | None = None
     for cond, why in reversed(chain):
         reason = pl.when(cond).then(why).otherwise(reason)
     df = df.with_columns(reason.cast(pl.String).alias("reason"))
+    if "__code_rule" in df.columns:
+        df = df.drop("__code_rule")
     return df.with_columns(pl.col("reason").is_null().alias("keep"))
 
 
@@ -178,17 +215,21 @@ def rebalance_failure_expr(df, spec, probs: Mapping[str, float]):
     """Deterministic down-sampling: keep a document of group g when hash(id, seed) < probs[g]."""
     import polars as pl
 
+    from stages.code.rebalance import rebalance_keep
+
     spec = _spec(spec)
-    by = spec.rebalance.get("by", "code__language")
+    key = spec.rebalance.get("key", "code__language")
     seed = int(spec.rebalance.get("seed", 0))
     source = spec.rebalance.get("source", "code")
-    if by not in df.columns:
+    if key not in df.columns:
         return pl.lit(False), pl.lit(None, dtype=pl.String)
-    frac = pl.col("id").map_elements(lambda s: hash_fraction(str(s), seed), return_dtype=pl.Float64)
-    prob = pl.col(by).cast(pl.String).replace_strict(
+    prob = pl.col(key).cast(pl.String).fill_null("unknown").replace_strict(
         {k: float(v) for k, v in probs.items()}, default=1.0, return_dtype=pl.Float64
     )
-    cond = (pl.col("source") == source) & (frac >= prob)
+    dropped = pl.struct(pl.col("id").cast(pl.String), prob.alias("p")).map_elements(
+        lambda r: not rebalance_keep(r["id"], r["p"], seed), return_dtype=pl.Boolean
+    )
+    cond = (pl.col("source") == source) & dropped
     return cond, pl.lit(f"{source}_rebalance")
 
 

@@ -26,12 +26,27 @@ class Decide(BaseFilter):
         *,
         exclusion_writer: DiskWriter | None = None,
         batch_size: int = 512,
-        rebalance_probs: dict[str, float] | None = None,
+        store_folder: str | None = None,
+        clusters_folder: str | None = None,
     ):
         super().__init__(exclusion_writer=exclusion_writer, batch_size=batch_size)
         self.spec = spec
-        self.rebalance_probs = rebalance_probs
+        self.store_folder = store_folder
+        self.clusters_folder = clusters_folder
+        self.rebalance_probs: dict[str, float] | None = None
         self._spec_model = None
+
+    def _setup(self) -> None:
+        from pipeline.recipe import DecisionSpec
+
+        self._spec_model = DecisionSpec.model_validate(self.spec)
+        if self._spec_model.rebalance and self.store_folder:
+            # every rank plans from the whole store, so all ranks draw with the same probabilities
+            from stages.decisions.rebalance import plan_from_store
+
+            self.rebalance_probs = plan_from_store(self.store_folder, self._spec_model, self.clusters_folder)
+            for key, p in sorted(self.rebalance_probs.items()):
+                self.stat_update(f"rebalance_keep_permille/{key}", value=int(round(p * 1000)))
 
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
         return self.filter_batch([doc])[0]
@@ -39,11 +54,10 @@ class Decide(BaseFilter):
     def filter_batch(self, batch: list[Document]) -> list[bool | tuple[bool, str]]:
         import polars as pl
 
-        from pipeline.recipe import DecisionSpec
         from stages.decisions.rules import decide_frame
 
         if self._spec_model is None:
-            self._spec_model = DecisionSpec.model_validate(self.spec)
+            self._setup()
         rows = []
         for doc in batch:
             row = document_to_row(doc)
@@ -56,7 +70,7 @@ class Decide(BaseFilter):
             if applies and rule.signal not in df.columns:
                 # a rule whose signal no document carries is a typo or a missing step: make it visible
                 self.stat_update(f"rule_signal_absent/{rule.name}")
-        out = decide_frame(df, self._spec_model, rebalance_probs=self.rebalance_probs).select(
+        out = decide_frame(df, self._spec_model, rebalance_probs=self.rebalance_probs or {}).select(
             "bucket", "tier", "reason", "keep"
         )
         results: list[bool | tuple[bool, str]] = []

@@ -1,0 +1,391 @@
+"""Per-file code inspection: language, flags with evidence, numeric signals, rule verdict.
+
+``inspect_file(path, content)`` is the public notebook/benchmark entry point; ``compute_signals``
+works on already-decoded text (used by the ``CodeSignals`` step).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from stages.code import detectors as D
+from stages.code.langid import detect_language
+from stages.code.rules import code_rule_decisions, language_family
+
+__all__ = ["FileReport", "inspect_file", "inspect_text", "decode_bytes", "compute_signals", "FLAGS"]
+
+FLAGS = ("generated", "vendored", "minified", "lockfile", "data", "encoded", "binary")
+HEADER_WINDOW = 40
+NGRAM = 10
+MAX_TOKENS = 200_000
+
+# line-comment prefixes / block delimiters by language (small syntax table, not a language table)
+_HASH = ("#",)
+_SLASH = ("//",)
+_LINE_COMMENT: dict[str, tuple[str, ...]] = {
+    **{k: _HASH for k in ("python", "cython", "ruby", "perl", "shell", "r", "yaml", "toml", "make", "docker",
+                           "cmake", "powershell", "julia", "elixir", "nim", "tcl", "coffeescript", "ini", "cfg")},
+    **{k: _SLASH for k in ("c", "cpp", "objective-c", "cuda", "java", "javascript", "typescript", "jsx", "tsx",
+                            "go", "rust", "kotlin", "scala", "csharp", "swift", "groovy", "dart", "zig", "d",
+                            "scss", "less", "fsharp", "vue", "svelte")},
+    "php": ("//", "#"),
+    "lua": ("--",), "haskell": ("--",), "sql": ("--",), "elm": ("--",), "ada": ("--",),
+    "matlab": ("%",), "tex": ("%",), "latex": ("%",), "erlang": ("%",), "prolog": ("%",),
+    "clojure": (";",), "scheme": (";",), "common-lisp": (";",), "nasm": (";",),
+}
+_BLOCK_COMMENT: dict[str, tuple[str, str]] = {
+    **{k: ("/*", "*/") for k in ("c", "cpp", "objective-c", "cuda", "java", "javascript", "typescript", "jsx", "tsx",
+                                  "go", "rust", "kotlin", "scala", "csharp", "swift", "groovy", "dart", "css",
+                                  "scss", "less", "php", "d", "sql", "vue", "svelte")},
+    "python": ('"""', '"""'), "cython": ('"""', '"""'),
+    "haskell": ("{-", "-}"), "lua": ("--[[", "]]"), "html": ("<!--", "-->"), "xml": ("<!--", "-->"),
+    "ocaml": ("(*", "*)"), "fsharp": ("(*", "*)"), "markdown": ("<!--", "-->"),
+}
+_IMPORT_LINE = re.compile(
+    r"^\s*(import\s|from\s+[\w.]+\s+import\s|#include\s|#import\s|using\s+[\w.]+\s*;|require(_once)?\s*\(|"
+    r"use\s+[\w:\\]+|package\s+[\w.]+;?\s*$|library\()"
+)
+_WORD = re.compile(r"\w+")
+_NUMBER = re.compile(r"^(0[xX][0-9a-fA-F]+|\d+)[uUlLfF]*$")
+
+
+@dataclass
+class FileReport:
+    path: str
+    language: str | None
+    flags: set[str] = field(default_factory=set)
+    signals: dict = field(default_factory=dict)
+    keep: bool = True
+    reasons: list[str] = field(default_factory=list)
+    evidence: dict[str, list[str]] = field(default_factory=dict)
+    text: str | None = None
+
+
+# ------------------------------------------------------------------------------------------------
+def decode_bytes(content: bytes) -> tuple[str | None, str | None, str]:
+    """Decode file bytes. Returns ``(text, reject_reason, encoding)``.
+
+    UTF-8 (with or without BOM) first; otherwise charset-normalizer's best guess. NUL bytes or a
+    high share of control characters -> ``code_binary``; no plausible charset -> ``code_undecodable``.
+    """
+    head = content[:8192]
+    if b"\x00" in head:
+        # UTF-16/32 text has NULs too: let the BOM decide
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+            try:
+                return content.decode("utf-16"), None, "utf-16"
+            except UnicodeDecodeError:
+                return None, "code_binary", ""
+        return None, "code_binary", ""
+    if head:
+        ctrl = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27))
+        if ctrl / len(head) > 0.1:
+            return None, "code_binary", ""
+    try:
+        return content.decode("utf-8-sig"), None, "utf-8"
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(content[:1_000_000]).best()
+    if best is None:
+        return None, "code_undecodable", ""
+    try:
+        return content.decode(best.encoding), None, best.encoding
+    except (UnicodeDecodeError, LookupError):
+        return None, "code_undecodable", best.encoding or ""
+
+
+def _entropy(s: str) -> float:
+    n = len(s)
+    if n == 0:
+        return 0.0
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def _encoded_spans(text: str) -> tuple[int, int, int, list[str]]:
+    """Total chars, largest span (byte-array literals excluded), span count of encoded data; labels."""
+    spans: list[tuple[int, int]] = []
+    kinds: Counter = Counter()
+    for m in D.ENC_BASE64.finditer(text):
+        s = m.group(0)
+        # entropy + character-class check: identifiers, word lists, paths and repeated chars do not pass
+        if not (any(c.isdigit() for c in s) and any(c.isupper() for c in s) and any(c.islower() for c in s)):
+            continue
+        if _entropy(s) < 4.5:
+            continue
+        spans.append(m.span() + ("base64",))
+        kinds["base64"] += 1
+    for label, rx, min_entropy in (
+        ("hex", D.ENC_HEX, 3.0),
+        ("escaped_bytes", D.ENC_ESCAPED_BYTES, 2.5),
+        ("byte_array", D.ENC_BYTE_ARRAY, 2.5),
+        ("unicode_escapes", D.ENC_UNICODE, 2.0),
+    ):
+        for m in rx.finditer(text):
+            if _entropy(m.group(0)) < min_entropy:
+                continue
+            spans.append(m.span() + (label,))
+            kinds[label] += 1
+    if not spans:
+        return 0, 0, 0, []
+    spans.sort()
+    total = 0
+    largest = max((e - s for s, e, lab in spans if lab != "byte_array"), default=0)
+    cur_s, cur_e = spans[0][:2]
+    for s, e, _lab in spans[1:]:
+        if s <= cur_e:
+            cur_e = max(cur_e, e)
+        else:
+            total += cur_e - cur_s
+            cur_s, cur_e = s, e
+    total += cur_e - cur_s
+    return total, largest, len(spans), [f"encoded:{k}x{v}" for k, v in sorted(kinds.items())]
+
+
+_ASCII_ALPHA = bytes(range(65, 91)) + bytes(range(97, 123))
+_ASCII_DIGIT = bytes(range(48, 58))
+_ASCII_SPACE = b" \t\n\r\x0b\x0c"
+
+
+def _char_fractions(text: str) -> dict:
+    n = len(text)
+    if not n:
+        return dict(alpha_fraction=0.0, alnum_fraction=0.0, digit_fraction=0.0, whitespace_fraction=0.0,
+                    non_ascii_fraction=0.0)
+    if text.isascii():
+        b = text.encode("ascii")
+        alpha = n - len(b.translate(None, _ASCII_ALPHA))
+        digit = n - len(b.translate(None, _ASCII_DIGIT))
+        ws = n - len(b.translate(None, _ASCII_SPACE))
+        nonascii = 0
+    else:
+        alpha = sum(map(str.isalpha, text))
+        digit = sum(map(str.isdigit, text))
+        ws = sum(map(str.isspace, text))
+        nonascii = n - len(text.encode("ascii", "ignore"))
+    return dict(alpha_fraction=alpha / n, alnum_fraction=(alpha + digit) / n, digit_fraction=digit / n,
+                whitespace_fraction=ws / n, non_ascii_fraction=nonascii / n)
+
+
+def _is_literal_line(line: str) -> bool:
+    """A line made only of literals (numbers, short strings, booleans), separators and a comment."""
+    if len(line) > 400 or not D.LITERAL_START.match(line):
+        return False
+    rest, n = D.LITERAL_TOKEN.subn(" ", line)
+    if not n:
+        return False
+    rest = D.TRAILING_COMMENT.sub("", rest)
+    return D.LITERAL_REST.fullmatch(rest) is not None
+
+
+def _comment_lines(lines: list[str], language: str | None) -> int:
+    prefixes = _LINE_COMMENT.get(language or "", ("#", "//"))
+    block = _BLOCK_COMMENT.get(language or "")
+    n = 0
+    in_block = False
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if in_block:
+            n += 1
+            if block and block[1] in line:
+                in_block = False
+            continue
+        if block and line.startswith(block[0]):
+            n += 1
+            rest = line[len(block[0]):]
+            if block[1] not in rest:
+                in_block = True
+            continue
+        if line.startswith(prefixes):
+            n += 1
+    return n
+
+
+def _header_window(lines: list[str]) -> tuple[int, int]:
+    """(start, end) of the header scan window: first 40 lines after a leading licence block."""
+    i = 0
+    n = len(lines)
+    while i < n and (not lines[i].strip() or lines[i].startswith("#!") or "coding" in lines[i][:40]):
+        i += 1
+    j = i
+    while j < n and (not lines[j].strip() or D.COMMENT_START.match(lines[j]) or (j > i and lines[j].lstrip().startswith("*"))):
+        j += 1
+        if j - i > 200:
+            break
+    block = "\n".join(lines[i:j])
+    start = j if D.LICENCE_WORDS.search(block) else i
+    return 0, min(n, start + HEADER_WINDOW)
+
+
+def _dup_ngram_fraction(tokens: list[str], n: int = NGRAM) -> float:
+    if len(tokens) < 2 * n:
+        return 0.0
+    grams = [hash(tuple(tokens[i:i + n])) for i in range(len(tokens) - n + 1)]
+    counts = Counter(grams)
+    covered = bytearray(len(tokens))
+    for i, g in enumerate(grams):
+        if counts[g] > 1:
+            covered[i:i + n] = b"\x01" * n
+    return sum(covered) / len(tokens)
+
+
+def compute_signals(path: str, text: str, language: str | None = None) -> tuple[dict, set[str], dict[str, list[str]]]:
+    """Signals (bare keys), flags and evidence for decoded ``text`` at ``path``."""
+    path = path or ""
+    base = os.path.basename(path)
+    ext = os.path.splitext(base)[1].lower()
+    if language is None:
+        language, lang_method = detect_language(path, text)
+    else:
+        lang_method = "given"
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lengths = [len(l) for l in lines]
+    nonblank = [l for l in lines if l.strip()]
+    n_chars = len(text)
+    sig: dict = {
+        "language": language,
+        "language_method": lang_method,
+        "family": language_family(language),
+        "n_chars": n_chars,
+        "n_lines": len(lines),
+        "n_nonblank_lines": len(nonblank),
+        "avg_line_length": (sum(lengths) / len(lengths)) if lengths else 0.0,
+        "max_line_length": max(lengths) if lengths else 0,
+        "long_line_fraction": (sum(1 for x in lengths if x > 1000) / len(lengths)) if lengths else 0.0,
+    }
+    if n_chars:
+        sig.update(_char_fractions(text))
+    else:  # empty file: fractions are undefined (rules treat them as missing)
+        sig.update(alpha_fraction=None, alnum_fraction=None, digit_fraction=None, whitespace_fraction=None,
+                   non_ascii_fraction=None)
+    nb = max(1, len(nonblank))
+    sig["comment_fraction"] = _comment_lines(lines, language) / nb
+    sig["import_line_fraction"] = sum(1 for l in nonblank if _IMPORT_LINE.match(l)) / nb
+    # duplicate lines: non-trivial lines (>= 10 non-space chars) that repeat an earlier line
+    norm = [l.strip() for l in nonblank if len(l.strip()) >= 10]
+    if norm:
+        c = Counter(norm)
+        sig["duplicate_line_fraction"] = sum(v - 1 for v in c.values()) / len(norm)
+    else:
+        sig["duplicate_line_fraction"] = 0.0
+    tokens = _WORD.findall(text[:2_000_000])[:MAX_TOKENS]
+    sig["n_tokens"] = len(tokens)
+    sig["dup_ngram_fraction"] = _dup_ngram_fraction(tokens)
+    sig["numeric_token_fraction"] = (sum(1 for t in tokens if _NUMBER.match(t)) / len(tokens)) if tokens else 0.0
+    literal_lines = sum(1 for l in nonblank if _is_literal_line(l))
+    sig["literal_line_fraction"] = literal_lines / nb
+    enc_total, enc_max, enc_n, enc_ev = _encoded_spans(text)
+    sig["encoded_fraction"] = enc_total / n_chars if n_chars else 0.0
+    sig["encoded_max_span"] = enc_max
+    sig["encoded_spans"] = enc_n
+
+    evidence: dict[str, list[str]] = {}
+
+    def fire(flag: str, label: str) -> None:
+        evidence.setdefault(flag, []).append(label)
+
+    # ---- generated: layer 1 (path) ----
+    for label, rx in D.GENERATED_PATH:
+        if rx.search(path):
+            fire("generated", label)
+    # ---- layer 2 (header markers after any licence block) ----
+    s, e = _header_window(lines)
+    header = "\n".join(ln[:500] for ln in lines[s:e])
+    m = D.HEADER_STRONG.search(header)
+    if m:
+        fire("generated", f"header:{m.group(0).strip().lower()[:40]}")
+    else:
+        for m in D.HEADER_WEAK.finditer(header):
+            ln_start = header.rfind("\n", 0, m.start()) + 1
+            if D.COMMENT_START.match(header, ln_start):
+                fire("generated", f"header:{m.group(0).strip().lower()[:40]}")
+                break
+    # ---- layer 3 (structural signatures) ----
+    scan = text if n_chars <= 4_000_000 else text[:4_000_000]
+    for label, rx, min_count in D.STRUCTURAL_GENERATED:
+        if not any(nd in scan for nd in D.STRUCTURAL_NEEDLES.get(label, ("",))):
+            continue
+        if min_count == 1:
+            if rx.search(scan):
+                fire("generated", label)
+        else:
+            cnt = 0
+            for _ in rx.finditer(scan):
+                cnt += 1
+                if cnt >= min_count:
+                    fire("generated", label)
+                    break
+    # ---- vendored ----
+    for label, rx in D.VENDORED_PATH:
+        if rx.search(path):
+            fire("vendored", label)
+    # ---- lockfile ----
+    if base in D.LOCKFILE_NAMES or base.endswith((".lock", "-lock.json", "-lock.yaml", ".lockfile")):
+        fire("lockfile", f"path:{base}")
+    for label, rx in D.LOCKFILE_CONTENT:
+        if rx.search(text[:2000]):
+            fire("lockfile", label)
+    # ---- minified ----
+    if D.MINIFIED_PATH.search(path):
+        fire("minified", "path:min")
+    long_chars = sum(x for x in lengths if x >= 500)
+    if n_chars >= 1000 and long_chars / n_chars >= 0.5:
+        long_text = "\n".join(l for l in lines if len(l) >= 500)
+        lf = _char_fractions(long_text)
+        ws_long = lf["whitespace_fraction"]
+        sig["long_line_whitespace_fraction"] = ws_long
+        if language in D.MINIFIED_LANGUAGES and ws_long < 0.08 and lf["alpha_fraction"] >= 0.4:
+            fire("minified", f"struct:long_dense_lines(ws={ws_long:.3f})")
+    else:
+        sig["long_line_whitespace_fraction"] = None
+    # ---- data ----
+    if ext in D.DATA_EXTENSIONS:
+        fire("data", f"path:{ext}")
+    if language in D.DATA_LANGUAGES and n_chars > D.DATA_LANGUAGE_MAX_CHARS:
+        fire("data", f"data_format_large:{language}")
+    if (language not in D.DATA_LANGUAGES and literal_lines >= D.DATA_MIN_LITERAL_LINES
+            and sig["literal_line_fraction"] >= D.DATA_LITERAL_LINE_FRACTION):
+        fire("data", f"struct:literal_lines({sig['literal_line_fraction']:.2f})")
+    elif len(tokens) >= 2000 and sig["numeric_token_fraction"] >= 0.6:
+        fire("data", f"struct:numeric_tokens({sig['numeric_token_fraction']:.2f})")
+    # ---- encoded ----
+    if sig["encoded_fraction"] > 0.5 or enc_max > 1024:
+        for lab in enc_ev:
+            fire("encoded", lab)
+    flags = set(evidence)
+    for f in FLAGS:
+        sig[f] = f in flags
+    return sig, flags, evidence
+
+
+def inspect_text(path: str, text: str, *, language: str | None = None) -> FileReport:
+    sig, flags, evidence = compute_signals(path, text, language)
+    reasons = code_rule_decisions(sig, sig["language"])
+    return FileReport(path=path, language=sig["language"], flags=flags, signals=sig, keep=not reasons,
+                      reasons=reasons, evidence=evidence, text=text)
+
+
+def inspect_file(path: str, content: bytes) -> FileReport:
+    """Inspect one file: language, flags (``FLAGS``), signals, default-rule verdict and reasons."""
+    if isinstance(content, str):
+        content = content.encode("utf-8", "surrogatepass")
+    text, reject, encoding = decode_bytes(content)
+    if text is None:
+        flags = {"binary"} if reject == "code_binary" else set()
+        sig = {"language": None, "n_bytes": len(content), "binary": reject == "code_binary",
+               "undecodable": reject == "code_undecodable"}
+        return FileReport(path=path, language=None, flags=flags, signals=sig, keep=False, reasons=[reject],
+                          evidence={"binary": ["bytes:nul_or_control"]} if flags else {})
+    rep = inspect_text(path, text)
+    rep.signals["n_bytes"] = len(content)
+    rep.signals["encoding"] = encoding
+    return rep

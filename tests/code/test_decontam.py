@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+import pytest
+from datatrove.data import Document
+
+from stages.code.decontam import Decontamination, EvalIndex, load_eval_items
+
+from .conftest import archive_member
+
+
+def _rename(src: str, names: list[str]) -> str:
+    for i, n in enumerate(names):
+        src = re.sub(rf"\b{re.escape(n)}\b", f"renamed_{i}_x", src)
+    return src
+
+
+def _reindent(src: str) -> str:
+    return "\n".join(re.sub(r"^( +)", lambda m: "\t" * (len(m.group(1)) // 4) + "  ", l) for l in src.split("\n"))
+
+
+@pytest.fixture(scope="module")
+def step(shared_data):
+    ev = shared_data / "eval_sets"
+    s = Decontamination([str(ev / "humaneval"), str(ev / "gsm8k"), str(ev / "mbpp" / "mbpp_test.jsonl")])
+    _ = s.index
+    return s
+
+
+@pytest.mark.shared_data
+def test_planted_items_with_edits_are_found(step, shared_data):
+    he = [json.loads(l) for l in gzip.open(shared_data / "eval_sets/humaneval/HumanEval.jsonl.gz")]
+    for rec in he[::16]:
+        src = rec["prompt"] + rec["canonical_solution"]
+        args = re.findall(r"def \w+\(([^)]*)\)", rec["prompt"])
+        names = [rec["entry_point"]] + [a.split(":")[0].strip() for a in (args[-1].split(",") if args else []) if a.strip()]
+        edited = _reindent(_rename(src, names))
+        doc = f"# utilities\nimport os\n\n{edited}\n\nif __name__ == '__main__':\n    main()\n"
+        sig = step.check(doc)
+        assert sig["decont__match"] and sig["decont__benchmark"] == "humaneval:HumanEval", (rec["task_id"], sig)
+    gsm = [json.loads(l) for l in open(shared_data / "eval_sets/gsm8k/test.jsonl")]
+    for rec in gsm[::200]:
+        text = "Homework help!\n\n" + "   ".join(rec["question"].upper().split()) + "\n\nThanks."
+        sig = step.check(text)
+        assert sig["decont__match"] and sig["decont__benchmark"] == "gsm8k:test"
+
+
+@pytest.mark.shared_data
+def test_clean_files_not_removed(step, shared_data):
+    hits = 0
+    files = ["sorts/quick_sort.py", "sorts/merge_sort.py", "maths/factorial.py", "strings/palindrome.py",
+             "data_structures/stacks/stack.py", "searches/binary_search.py"]
+    for f in files:
+        _, data = archive_member(shared_data, "code/clean_multilang/TheAlgorithms-Python.tar.zst", f)
+        hits += step.check(data.decode())["decont__match"]
+    assert hits == 0
+
+
+def test_step_signals_and_formats(tmp_path):
+    (tmp_path / "qa.jsonl").write_text(json.dumps({"question": "What is the boiling point of water at sea level in degrees Celsius under standard pressure?", "answer": "100"}) + "\n")
+    (tmp_path / "mc_test.csv").write_text('"Which planet is known as the red planet in our solar system, orbiting fourth from the sun?",Venus,Mars,Jupiter,Saturn,B\n')
+    items = load_eval_items([str(tmp_path)])
+    assert {i.benchmark for i in items} == {f"{tmp_path.name}:qa", f"{tmp_path.name}:mc_test"}
+    assert len(EvalIndex(items)) == 2
+    step = Decontamination([f"custom={tmp_path / 'qa.jsonl'}", str(tmp_path / "mc_test.csv")])
+    docs = [Document(text="quiz: what is the BOILING point of water at sea level in degrees celsius under standard pressure? 100", id="a"),
+            Document(text="Which planet is known as the red planet in our solar system, orbiting fourth from the sun? Venus Mars Jupiter Saturn", id="b"),
+            Document(text="", id="c"), Document(text="water boils when heated", id="d")]
+    out = list(step.run(iter(docs)))
+    assert [d.id for d in out] == ["a", "b", "c", "d"]
+    assert out[0].metadata["decont__benchmark"] == "custom" and out[0].metadata["decont__match"]
+    assert out[1].metadata["decont__match"] and out[1].metadata["decont__overlap"] >= 0.5
+    assert not out[2].metadata["decont__match"] and not out[3].metadata["decont__match"]
+    import pickle
+
+    assert pickle.loads(pickle.dumps(step))._index is None  # index rebuilt on workers
