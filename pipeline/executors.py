@@ -459,6 +459,20 @@ def _scancel(job_ids: Sequence[str]) -> None:
         subprocess.run(["scancel", *map(str, job_ids)], capture_output=True)
 
 
+def _cancel_orphans(job_names: Sequence[str]) -> None:
+    """Cancel this user's jobs with these names that wait on a dependency that failed (datatrove's
+    stats-merging job of a failed phase, on clusters without DependencyParameters=kill_invalid_depend)."""
+    if not job_names or not shutil.which("squeue"):
+        return
+    proc = subprocess.run(
+        ["squeue", "-h", "-u", str(os.getuid()), "-t", "PD", "-n", ",".join(job_names), "-o", "%A|%r"],
+        capture_output=True,
+        text=True,
+    )
+    stuck = [row.split("|")[0] for row in proc.stdout.split() if row.endswith("|DependencyNeverSatisfied")]
+    _scancel(stuck)
+
+
 _JOBS_FILE = "slurm_jobs.json"
 
 
@@ -527,5 +541,6 @@ def _run_slurm(chain: list[PipelineExecutor], *, wait: bool | None) -> list:
             _check_phase(ex, i, detail=f"slurm job {job} {note}".strip() + f"; slurm logs in {ex.slurm_logs_folder}")
         except PhaseFailedError:
             _scancel([j for j in job_ids[i + 1 :] if j])
+            _cancel_orphans([e.job_name for e in chain[i:]])
             raise
     return job_ids

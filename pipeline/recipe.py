@@ -284,10 +284,22 @@ def load_recipe(recipe: str | Path | None = None, overrides: list[str] | None = 
             set_override(data, key, value)
         except (KeyError, IndexError, ValueError, TypeError):
             raise RecipeError(f"--set {item}: no such place in the recipe") from None
+    if data.get("retier_from"):
+        data = _inherit_decisions(data)
     try:
         return Recipe.model_validate(data)
     except ValidationError as err:
         raise _first_error(err, lines, str(path)) from None
+
+
+def _inherit_decisions(data: dict) -> dict:
+    """A re-tier starts from the earlier run's decisions; keys the re-tier recipe gives replace them."""
+    prev = Path(data["retier_from"]) / "recipe.resolved.yaml"
+    if not prev.exists():
+        raise RecipeError(f"retier_from is not a finished run (no {prev})")
+    base = (yaml.safe_load(prev.read_text()) or {}).get("decisions") or {}
+    data["decisions"] = {**base, **(data.get("decisions") or {})}
+    return data
 
 
 def recipe_from_dict(data: dict[str, Any]) -> Recipe:

@@ -9,8 +9,8 @@ signal; changing a rule never re-runs extraction or scoring.
 
 `spec` is a `pipeline.recipe.DecisionSpec` (or a dict of the same shape, e.g. a recipe fragment).
 Order of reasons: an earlier stage's `reject_reason`, then dedup (`dedup_exact`, `dedup_minhash`),
-then the recipe rules in order (`<source>_<rule>`), then the per-language code rule files
-(`code_<rule>`, `decisions.code_rules`), then rebalancing (`<source>_rebalance`), then dropped tiers
+then the per-language code rule files (`code_<rule>`, `decisions.code_rules`: specific structural
+detections first), then the recipe rules in order (`<source>_<rule>`), then rebalancing (`<source>_rebalance`), then dropped tiers
 (`tier_<name>`).
 """
 
@@ -192,11 +192,11 @@ def decide_frame(df, spec, *, rebalance_probs: Mapping[str, float] | None = None
         chain.append((pl.col("dedup__exact_duplicate").cast(pl.Boolean).fill_null(False), pl.lit(DEDUP_EXACT)))
     if "dedup__is_duplicate" in df.columns:
         chain.append((pl.col("dedup__is_duplicate").cast(pl.Boolean).fill_null(False), pl.lit(DEDUP_MINHASH)))
-    chain.extend(rule_failure_exprs(df, spec))
     code = code_rules_expr(df, spec)
     if code is not None:
         df = df.with_columns(code.alias("__code_rule"))
         chain.append((pl.col("__code_rule").is_not_null(), pl.col("__code_rule")))
+    chain.extend(rule_failure_exprs(df, spec))
     if rebalance_probs is not None and spec.rebalance:
         chain.append(rebalance_failure_expr(df, spec, rebalance_probs))
     for name in spec.drop_tiers:

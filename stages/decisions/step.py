@@ -64,7 +64,10 @@ class Decide(BaseFilter):
             row.pop("text", None)
             rows.append({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
         df = pl.DataFrame(rows, strict=False, infer_schema_length=None)
-        sources = set(df["source"].drop_nulls().to_list()) if "source" in df.columns else set()
+        live = df
+        if "reject_reason" in df.columns:
+            live = df.filter(pl.col("reject_reason").is_null() | (pl.col("reject_reason") == ""))
+        sources = set(live["source"].drop_nulls().to_list()) if "source" in live.columns else set()
         for rule in self._spec_model.rules:
             applies = rule.sources() is None or bool(sources & set(rule.sources()))
             if applies and rule.signal not in df.columns:

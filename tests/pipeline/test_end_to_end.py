@@ -109,6 +109,11 @@ def test_retier_uses_stored_signals_only(default_run: Path, tmp_path: Path):
     assert not (out / "logs" / "signals").exists(), "re-tiering must not re-run extraction or scoring"
     assert {p: p.stat().st_mtime_ns for p in (default_run / "signals").iterdir()} == store_mtimes
     assert (out / "manifest.json").exists()
+    import yaml
+
+    before = yaml.safe_load((default_run / "recipe.resolved.yaml").read_text())["decisions"]
+    after = yaml.safe_load((out / "recipe.resolved.yaml").read_text())["decisions"]
+    assert after["rules"] == before["rules"] and after["drop_tiers"] == ["low", "medium"]
     ex = pl.concat([pl.read_parquet(p) for p in (out / "excluded").rglob("*.parquet")], how="diagonal_relaxed")
     store = read_signals(default_run / "signals")
     written = sum(pq.ParquetFile(p).metadata.num_rows for p in (out / "output").rglob("*.parquet"))

@@ -25,7 +25,7 @@ SPEC = {
         ({"id": "b", "source": "web", "n_words": 100, "lang__score": 0.9, "fasttext_web__pct": 0.2,
           "fasttext_stem__pct": 0.95}, True, None, "high"),
         ({"id": "c", "source": "web", "n_words": 100}, False, "web_lang", None),
-        ({"id": "d", "source": "code", "code__generated": True}, False, "code_not_generated", None),
+        ({"id": "d", "source": "code", "code__generated": True}, False, "code_generated", None),
         ({"id": "e", "source": "code", "code__generated": False, "fasttext_code__pct": 0.1}, False, "tier_low", "low"),
         ({"id": "f", "source": "web", "reject_reason": "warc_truncated_record"}, False, "warc_truncated_record", None),
         ({"id": "g", "source": "web", "n_words": 100, "lang__score": 0.9, "dedup__is_duplicate": True},
@@ -83,3 +83,36 @@ def test_priority_step_keeps_every_document_without_an_ensemble():
     out = list(DedupPriority({}).run(iter(docs)))
     assert [d.id for d in out] == [d.id for d in docs]
     assert {d.metadata["quality__priority"] for d in out} == {10}
+
+
+def test_code_rule_files_give_specific_reasons_before_recipe_floors():
+    spec = {"rules": [{"name": "fasttext_code_floor", "source": "code", "signal": "fasttext_code__score",
+                       "op": ">=", "value": 0.1}]}
+    lock = {"id": "l", "source": "code", "code__language": "json", "code__lockfile": True,
+            "fasttext_code__score": 0.01}
+    assert decide(lock, spec).reason == "code_lockfile"
+    assert decide(lock, {**spec, "code_rules": None}).reason == "code_fasttext_code_floor"
+    ok = {"id": "k", "source": "code", "code__language": "python", "fasttext_code__score": 0.9,
+          "code__max_line_length": 80, "code__avg_line_length": 30, "code__alnum_fraction": 0.7}
+    assert decide(ok, spec).keep
+
+
+def test_rebalance_is_deterministic_and_respects_caps():
+    import polars as pl
+
+    from stages.decisions.rebalance import plan
+
+    rows = [{"id": f"py{i}", "source": "code", "code__language": "python", "text": "x" * 100} for i in range(400)]
+    rows += [{"id": f"lua{i}", "source": "code", "code__language": "lua", "text": "y" * 100} for i in range(40)]
+    spec = DecisionSpec.model_validate(
+        {"code_rules": None, "rebalance": {"key": "code__language", "caps": {"python": 10000}, "seed": 1}}
+    )
+    df = pl.DataFrame(rows)
+    totals, probs = plan(df, spec)
+    assert totals == {"python": 40000, "lua": 4000} and probs["python"] == 0.25 and probs["lua"] == 1.0
+    a = decide_frame(df, spec)
+    b = decide_frame(df.sample(fraction=1.0, shuffle=True, seed=3), spec)
+    assert a.filter(pl.col("keep"))["id"].sort().to_list() == b.filter(pl.col("keep"))["id"].sort().to_list()
+    kept_py = a.filter(pl.col("keep") & (pl.col("code__language") == "python")).height
+    assert 70 <= kept_py <= 130
+    assert set(a.filter(~pl.col("keep"))["reason"].unique()) == {"code_rebalance"}

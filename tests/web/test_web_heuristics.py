@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import pytest
+from datatrove.data import Document
+
+from stages.web.heuristics import (
+    WebHeuristicSignals,
+    c4_signals,
+    fineweb_signals,
+    gopher_quality_signals,
+    gopher_repetition_signals,
+    split_prose,
+    split_words,
+    web_heuristic_signals,
+)
+
+PROSE = (
+    "The river runs through the old town and the bridge is one of the oldest in the country.\n"
+    "Visitors come to see it every summer, and many of them stay for the festival.\n"
+    "It is said that the bridge was built with stones taken from the castle walls.\n"
+)
+
+TUTORIAL = (
+    "This guide shows how to read a file in Python and count the words in it.\n\n"
+    "```python\n"
+    "def count_words(path):\n"
+    "    with open(path) as f:\n"
+    "        return {w: 1 for w in f.read().split()}\n"
+    "```\n\n"
+    "The cost is $O(n)$ in the size of the file, and the memory is bounded by the vocabulary.\n\n"
+    "$$\\sum_{i=1}^{n} |w_i| = n$$\n\n"
+    "That is all you need to know to get started with the example above.\n"
+)
+
+
+def test_split_words():
+    assert split_words("Don't stop... it's 3.5 km!") == ["Don't", "stop", "...", "it's", "3", ".", "5", "km", "!"]
+    assert split_words("") == []
+
+
+def test_gopher_quality_values():
+    s = gopher_quality_signals(PROSE)
+    assert s["n_words"] == len([w for w in split_words(PROSE) if w.isalnum() or "'" in w])
+    assert 3.5 < s["mean_word_length"] < 5.5
+    assert s["stop_words"] >= 3  # the, and, of, to ...
+    assert s["alpha_words_ratio"] > 0.85
+    assert s["bullet_lines_ratio"] == 0.0
+    bullets = "- one item here\n- two item here\n- three\nlast line..."
+    b = gopher_quality_signals(bullets)
+    assert b["bullet_lines_ratio"] == 0.75
+    assert b["end_ellipsis_lines_ratio"] == 0.25
+    assert gopher_quality_signals("")["n_words"] == 0
+
+
+def test_gopher_repetition_values():
+    text = "same line\nsame line\nsame line\nother line"
+    s = gopher_repetition_signals(text)
+    assert s["dup_line_frac"] == 0.5
+    assert s["dup_line_char_frac"] == pytest.approx(len("same line") * 2 / len(text), abs=1e-6)
+    rep = " ".join(["alpha beta gamma delta epsilon"] * 20)
+    r = gopher_repetition_signals(rep)
+    assert r["dup_5gram_char_frac"] > 0.7
+    assert r["top_2gram_char_frac"] > 0.1
+    u = gopher_repetition_signals(PROSE)
+    assert u["dup_5gram_char_frac"] == 0.0 and u["dup_line_frac"] == 0.0
+
+
+def test_c4_and_fineweb_values():
+    c = c4_signals(PROSE)
+    assert c["n_lines"] == 3 and c["kept_lines_frac"] == 1.0 and c["n_sentences"] == 3
+    assert not c["has_curly_bracket"] and not c["has_lorem_ipsum"]
+    c2 = c4_signals("Please enable javascript to view this page.\nWe use cookies, see our privacy policy.\nLorem ipsum dolor sit amet.\nvar x = {a: 1};")
+    assert c2["javascript_lines_frac"] == 0.25 and c2["policy_lines_frac"] == 0.25
+    assert c2["has_lorem_ipsum"] and c2["has_curly_bracket"]
+    f = fineweb_signals(PROSE)
+    assert f["line_punct_ratio"] == 1.0 and f["short_line_ratio"] == 0.0 and f["char_dup_ratio"] == 0.0
+    f2 = fineweb_signals("Home\nAbout\nContact\nHome\nA real sentence that ends properly.")
+    assert f2["line_punct_ratio"] == 0.2 and f2["short_line_ratio"] == 0.8 and f2["char_dup_ratio"] > 0
+
+
+def test_prose_variants_exclude_code_and_math():
+    prose, counts = split_prose(TUTORIAL)
+    assert "def count_words" not in prose and "\\sum" not in prose and "$" not in prose
+    assert counts["n_code_blocks"] == 1 and counts["n_math"] == 2
+    s = web_heuristic_signals(TUTORIAL)
+    # the classic signals punish the tutorial, the prose variants do not
+    assert s["c4__has_curly_bracket"] is True and s["prose__c4__has_curly_bracket"] is False
+    assert s["prose__fineweb__line_punct_ratio"] > s["fineweb__line_punct_ratio"]
+    assert s["prose__fineweb__line_punct_ratio"] == 1.0
+    assert s["prose__gopher__alpha_words_ratio"] > s["gopher__alpha_words_ratio"]
+    assert s["prose__gopher__n_words"] < s["gopher__n_words"]
+    assert s["web__n_code_blocks"] == 1 and s["web__n_math"] == 2
+    assert 0.1 < s["web__code_char_frac"] < 0.6
+    # a prose-only page has identical classic and prose values
+    p = web_heuristic_signals(PROSE.strip())
+    for k, v in p.items():
+        if k.startswith("prose__"):
+            assert p[k[len("prose__"):]] == v, k
+
+
+def test_signal_values_are_scalars_and_step_never_drops():
+    docs = [
+        Document(text=TUTORIAL, id="t", metadata={"source": "web"}),
+        Document(text="", id="e", metadata={"source": "web"}),
+        Document(text="x", id="r", metadata={"source": "web", "reject_reason": "web_empty_extraction"}),
+        Document(text="int main(){}", id="c", metadata={"source": "code"}),
+    ]
+    step = WebHeuristicSignals()
+    out = list(step.run(iter(docs)))
+    assert [d.id for d in out] == ["t", "e", "r", "c"]
+    t = out[0].metadata
+    keys = [k for k in t if k.startswith(("gopher__", "c4__", "fineweb__", "prose__", "web__"))]
+    assert len(keys) > 60
+    assert all(isinstance(t[k], (int, float, bool, str)) or t[k] is None for k in keys)
+    assert out[1].metadata["gopher__n_words"] == 0
+    assert "gopher__n_words" not in out[2].metadata
+    assert "gopher__n_words" not in out[3].metadata
+
+
+def test_giant_line_is_bounded():
+    text = "a" * 2_000_000
+    out = list(WebHeuristicSignals(max_chars=100_000).run(iter([Document(text=text, id="g", metadata={"source": "web"})])))
+    m = out[0].metadata
+    assert m["web__measured_chars"] == 100_000
+    assert m["c4__too_long_word_lines"] == 1
