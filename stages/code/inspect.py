@@ -6,6 +6,7 @@ works on already-decoded text (used by the ``CodeSignals`` step).
 
 from __future__ import annotations
 
+import codecs
 import math
 import os
 import re
@@ -66,11 +67,67 @@ class FileReport:
 
 
 # ------------------------------------------------------------------------------------------------
+# Encoding policy for source code (see ``decode_bytes``).
+# PEP 263 / Emacs / Vim cookies in the first two lines (``# -*- coding: latin-1 -*-``, ``// vim: set fileencoding=x``)
+_CODING_COOKIE = re.compile(rb"^[^\n]*?(?:coding[:=]|fileencoding=)[ \t]*([-\w.]+)", re.M)
+_CSS_CHARSET = re.compile(rb'^\s*@charset\s+["\']([-\w.:]+)["\']\s*;')
+_XML_DECL = re.compile(rb'^\s*<\?xml[^>]*?\sencoding\s*=\s*["\']([-\w.:]+)["\']')
+_HTML_META = re.compile(rb'<meta[^>]+?charset\s*=\s*["\']?([-\w.:]+)', re.I)
+# a "word" holding a non-ASCII character: what a legacy-encoded comment/string is made of
+_NON_ASCII_WORD = re.compile(r"\S*[^\x00-\x7f]\S*")
+# charset_normalizer ``mess_ratio`` of the non-ASCII words of the decoded text: real legacy text
+# (French/Russian comments, Shift-JIS, GBK) scores 0.0, mojibake from broken UTF-8 scores ~0.1
+MAX_LEGACY_MESS = 0.02
+# share of the non-ASCII content that is valid UTF-8 (valid multi-byte chars / (valid + invalid sequences))
+# at or above which a file that fails strict UTF-8 is "broken UTF-8", never a legacy charset
+BROKEN_UTF8_SHARE = 0.5
+
+
+def _declared_encoding(content: bytes) -> str | None:
+    """Encoding declared by the file itself (normalised codec name), or None.
+
+    Looks at a PEP 263 / Emacs / Vim coding cookie on the first two lines, a leading CSS ``@charset``,
+    an XML declaration's ``encoding=`` and an HTML ``<meta charset>`` in the first 4 KB.
+    """
+    head = content[:4096]
+    first_two = b"\n".join(head.split(b"\n", 2)[:2])
+    m = (_CODING_COOKIE.search(first_two) or _CSS_CHARSET.match(head) or _XML_DECL.match(head.lstrip(b"\xef\xbb\xbf"))
+         or _HTML_META.search(head))
+    if not m:
+        return None
+    name = m.group(1).decode("ascii", "ignore")
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _utf8_valid_share(content: bytes) -> float:
+    """Valid multi-byte UTF-8 characters / (those + invalid sequences); 0.0 when there is no non-ASCII."""
+    text = content.decode("utf-8", "replace")
+    bad = text.count("\ufffd")
+    non_ascii = len(text) - len(text.encode("ascii", "ignore"))
+    good = non_ascii - bad
+    return good / (good + bad) if good + bad else 0.0
+
+
 def decode_bytes(content: bytes) -> tuple[str | None, str | None, str]:
     """Decode file bytes. Returns ``(text, reject_reason, encoding)``.
 
-    UTF-8 (with or without BOM) first; otherwise charset-normalizer's best guess. NUL bytes or a
-    high share of control characters -> ``code_binary``; no plausible charset -> ``code_undecodable``.
+    Policy for source code (a wrong guess is worse than a rejected file: mojibake is silent noise):
+
+    * NUL bytes (no UTF-16 BOM) or > 10 % control characters in the first 8 KB -> ``code_binary``.
+    * strict UTF-8, with or without BOM -> accepted (``encoding == "utf-8"``).
+    * an encoding the file declares itself (PEP 263 / Emacs / Vim coding cookie, CSS ``@charset``,
+      XML declaration, HTML ``<meta charset>``) -> decoded strictly with it; failure -> ``code_undecodable``.
+    * otherwise a legacy charset is accepted only on positive evidence: the file is NOT mostly-valid
+      UTF-8 (share of valid multi-byte UTF-8 < ``BROKEN_UTF8_SHARE``: a UTF-8 file with a few broken
+      sequences is rejected, not re-read as cp125x) AND charset-normalizer's best guess decodes the
+      non-ASCII words coherently (its ``mess_ratio`` on them <= ``MAX_LEGACY_MESS``).
+    * anything else -> ``code_undecodable``.
+
+    ``encoding`` is Python's canonical codec name (``codecs.lookup(name).name``: ``cp1252``,
+    ``iso8859-1``, ``cp932``); for a rejected file, the declared or guessed codec (may be ``""``).
     """
     head = content[:8192]
     if b"\x00" in head:
@@ -89,15 +146,30 @@ def decode_bytes(content: bytes) -> tuple[str | None, str | None, str]:
         return content.decode("utf-8-sig"), None, "utf-8"
     except UnicodeDecodeError:
         pass
+    declared = _declared_encoding(content)
+    if declared is not None:
+        if declared in ("utf-8", "utf-8-sig"):
+            return None, "code_undecodable", declared
+        try:
+            return content.decode(declared), None, declared
+        except (UnicodeDecodeError, LookupError):
+            return None, "code_undecodable", declared
+    if _utf8_valid_share(content[:1_000_000]) >= BROKEN_UTF8_SHARE:
+        return None, "code_undecodable", ""
     from charset_normalizer import from_bytes
+    from charset_normalizer.md import mess_ratio
 
     best = from_bytes(content[:1_000_000]).best()
     if best is None:
         return None, "code_undecodable", ""
     try:
-        return content.decode(best.encoding), None, best.encoding
+        text = content.decode(best.encoding)
     except (UnicodeDecodeError, LookupError):
         return None, "code_undecodable", best.encoding or ""
+    words = " ".join(_NON_ASCII_WORD.findall(text[:1_000_000]))[:50_000]
+    if not words or mess_ratio(words, 1.0) > MAX_LEGACY_MESS:
+        return None, "code_undecodable", best.encoding or ""
+    return text, None, codecs.lookup(best.encoding).name
 
 
 def _entropy(s: str) -> float:

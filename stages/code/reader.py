@@ -1,7 +1,8 @@
 """Code ingestion: directory trees, tar/zip archives (incl. .tar.zst), Parquet/JSONL of files.
 
 Every file read becomes one Document (``metadata["source"] = "code"``, ``repo``, ``path``,
-``license``, ``source_file``). Files that cannot be used keep flowing with ``text = ""`` and a
+``license``, ``source_file``, ``code__encoding`` = the codec the bytes were decoded with, see
+``stages.code.inspect.decode_bytes``). Files that cannot be used keep flowing with ``text = ""`` and a
 ``reject_reason``: ``code_binary``, ``code_undecodable``, ``code_oversized``,
 ``code_archive_path_traversal``, ``code_archive_link``, ``code_archive_too_many_files``,
 ``code_archive_too_large``, ``code_corrupt_archive``, ``code_broken_record``, ``code_unreadable``.
@@ -173,7 +174,8 @@ class CodeReader(BaseReader):
 
     def _from_bytes(self, content: bytes, *, doc_id: str, **kw) -> Document:
         text, reject, encoding = decode_bytes(content)
-        extra = {"encoding": encoding} if encoding and encoding != "utf-8" else None
+        # the encoding the text was decoded with (or the failed guess/declaration of an undecodable file)
+        extra = {"code__encoding": encoding} if encoding else None
         return self._doc(doc_id=doc_id, text=text or "", reject=reject, extra=extra, **kw)
 
     # ---------------------------------------------------------------- readers

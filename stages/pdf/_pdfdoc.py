@@ -55,6 +55,55 @@ def open_pdf(src: bytes | str):
     return pymupdf.open(src, filetype="pdf")
 
 
+_REF = re.compile(rb"(\d+)\s+\d+\s+R")
+
+
+def trailer_lost(src: bytes | str) -> bool:
+    """True when no ``startxref`` follows the last ``endobj`` of the file: the tail that holds the
+    cross-reference section / trailer was cut off (truncated download, cut WARC payload).
+
+    A file with junk appended after ``%%EOF`` still has its ``startxref`` after the last object."""
+    import mmap
+
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        data = bytes(src)
+        return data.rfind(b"startxref") < data.rfind(b"endobj")
+    with open(src, "rb") as fh:
+        try:
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                return mm.rfind(b"startxref") < mm.rfind(b"endobj")
+        except ValueError:  # empty file
+            return True
+
+
+def missing_pages(d) -> int:
+    """Pages whose page object, or a content stream the page references, does not exist in the
+    (possibly repaired) cross-reference table: the page tree declares more than is readable."""
+    n_xref = d.xref_length()
+    missing = 0
+    for i in range(d.page_count):
+        try:
+            x = d.page_xref(i)
+            if x <= 0 or x >= n_xref:
+                missing += 1
+                continue
+            kind, val = d.xref_get_key(x, "Contents")
+            refs = [int(r) for r in _REF.findall(val.encode())] if kind in ("xref", "array") else []
+            if any(r <= 0 or r >= n_xref or not d.xref_is_stream(r) for r in refs):
+                missing += 1
+        except Exception:  # noqa: BLE001 - an unresolvable page counts as missing
+            missing += 1
+    return missing
+
+
+def structure_signals(d, src: bytes | str) -> dict:
+    """``repaired`` (MuPDF rebuilt the xref), ``missing_pages`` and, for repaired files only,
+    ``trailer_lost`` (see ``trailer_lost``; False for files MuPDF opened without repair)."""
+    repaired = bool(getattr(d, "is_repaired", False))
+    return {"repaired": repaired, "missing_pages": missing_pages(d),
+            "trailer_lost": bool(repaired and trailer_lost(src))}
+
+
 def page_texts(doc: Document) -> list[str] | None:
     m = pdf_media(doc)
     if m is None:

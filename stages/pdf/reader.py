@@ -7,12 +7,20 @@ encrypted, corrupt, bomb-like or endless file yields a document with a ``reject_
 instead of stalling or killing the worker:
 
 ``pdf_encrypted``  a password is needed to open it
-``pdf_corrupt``    MuPDF cannot open it / not a PDF / the parser crashed / truncated WARC payload
+``pdf_corrupt``    MuPDF cannot open it / not a PDF / the parser crashed / truncated WARC payload /
+                   truncated file: MuPDF had to repair it (``pdf__repaired``) AND it lost its tail
+                   (``pdf__trailer_lost``: no ``startxref`` after the last object) or its page tree
+                   names pages / content streams that do not exist (``pdf__missing_pages`` > 0).
+                   A repaired file with its trailer and every page present is kept (MuPDF repairs
+                   many real-world files harmlessly, e.g. wrong xref offsets).
 ``pdf_zero_pages`` opens but has no page
 ``pdf_oversized``  more than ``max_bytes`` bytes or ``max_pages`` pages, or the parse exceeded
                    ``max_memory_mb``
 ``pdf_timeout``    the parse took longer than ``timeout_s``
 ``pdf_unreadable`` the file (or WARC) could not be read from disk at all
+
+Signals (for every PDF the probe could open): ``pdf__n_pages``, ``pdf__repaired`` (bool,
+``pymupdf.Document.is_repaired``), ``pdf__missing_pages`` (int), ``pdf__trailer_lost`` (bool).
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from datatrove.data import Document, DocumentsPipeline, Media, MediaType
 from datatrove.pipeline.base import PipelineStep
 
 from stages.pdf import _isolate
-from stages.pdf._pdfdoc import open_pdf
+from stages.pdf._pdfdoc import open_pdf, structure_signals
 
 REASON_ENCRYPTED = "pdf_encrypted"
 REASON_CORRUPT = "pdf_corrupt"
@@ -51,34 +59,52 @@ def _probe(src: bytes | str) -> dict:
         n = d.page_count
         if n > 0:
             d.load_page(0)  # a page tree that cannot even load its first page is corrupt
-        return {"n_pages": n, "encrypted": False}
+        return {"n_pages": n, "encrypted": False, **structure_signals(d, src)}
     finally:
         d.close()
+
+
+def is_truncated(info: dict) -> bool:
+    """The truncation rule: repaired by MuPDF AND (trailer lost OR pages missing)."""
+    return bool(info.get("repaired") and (info.get("trailer_lost") or info.get("missing_pages", 0) > 0))
+
+
+def probe_pdf(
+    src: bytes | str, *, max_pages: int = 2000, timeout_s: float = 30.0, max_memory_mb: int = 2048, isolate: bool = True
+) -> tuple[str | None, dict]:
+    """Return ``(reject_reason or None, signals)``; signals holds ``pdf__n_pages``, ``pdf__repaired``,
+    ``pdf__missing_pages`` and ``pdf__trailer_lost`` when the probe got that far."""
+    import pymupdf  # noqa: F401 - imported in the parent so forked children do not pay the import
+
+    status, value = _isolate.run_isolated(_probe, src, timeout_s=timeout_s, max_memory_mb=max_memory_mb, isolate=isolate)
+    if status == _isolate.TIMEOUT:
+        return REASON_TIMEOUT, {}
+    if status == _isolate.MEMORY:
+        return REASON_OVERSIZED, {}
+    if status != _isolate.OK:
+        return REASON_CORRUPT, {}
+    if value.get("encrypted"):
+        return REASON_ENCRYPTED, {}
+    if value.get("not_pdf"):
+        return REASON_CORRUPT, {}
+    n = value["n_pages"]
+    sig = {"pdf__n_pages": n, "pdf__repaired": value["repaired"], "pdf__missing_pages": value["missing_pages"],
+           "pdf__trailer_lost": value["trailer_lost"]}
+    if n == 0:
+        return REASON_ZERO_PAGES, sig
+    if is_truncated(value):
+        return REASON_CORRUPT, sig
+    if max_pages and n > max_pages:
+        return REASON_OVERSIZED, sig
+    return None, sig
 
 
 def validate_pdf(
     src: bytes | str, *, max_pages: int = 2000, timeout_s: float = 30.0, max_memory_mb: int = 2048, isolate: bool = True
 ) -> tuple[str | None, int | None]:
     """Return ``(reject_reason or None, n_pages or None)`` for a PDF path or bytes."""
-    import pymupdf  # noqa: F401 - imported in the parent so forked children do not pay the import
-
-    status, value = _isolate.run_isolated(_probe, src, timeout_s=timeout_s, max_memory_mb=max_memory_mb, isolate=isolate)
-    if status == _isolate.TIMEOUT:
-        return REASON_TIMEOUT, None
-    if status == _isolate.MEMORY:
-        return REASON_OVERSIZED, None
-    if status != _isolate.OK:
-        return REASON_CORRUPT, None
-    if value.get("encrypted"):
-        return REASON_ENCRYPTED, None
-    if value.get("not_pdf"):
-        return REASON_CORRUPT, None
-    n = value["n_pages"]
-    if n == 0:
-        return REASON_ZERO_PAGES, 0
-    if max_pages and n > max_pages:
-        return REASON_OVERSIZED, n
-    return None, n
+    reason, sig = probe_pdf(src, max_pages=max_pages, timeout_s=timeout_s, max_memory_mb=max_memory_mb, isolate=isolate)
+    return reason, sig.get("pdf__n_pages")
 
 
 def _is_warc(path: str) -> bool:
@@ -145,17 +171,19 @@ class PdfReader(PipelineStep):
         media = Media(id=doc_id, type=MediaType.DOCUMENT, url=meta.get("url") or path or doc_id, path=path,
                       media_bytes=data, length=size)
         doc = Document(text="", id=doc_id, media=[media], metadata={"source": "pdf", **meta, "pdf__bytes": size})
+        sig: dict = {}
         if size > self.max_bytes:
-            reason, n_pages = REASON_OVERSIZED, None
+            reason = REASON_OVERSIZED
         else:
             src = data if data is not None else path
             if data is not None and not data.lstrip()[:1024].startswith(b"%PDF") and b"%PDF" not in data[:1024]:
-                reason, n_pages = REASON_CORRUPT, None
+                reason = REASON_CORRUPT
             else:
-                reason, n_pages = validate_pdf(src, max_pages=self.max_pages, timeout_s=self.timeout_s,
-                                               max_memory_mb=self.max_memory_mb, isolate=self.isolate)
-        if n_pages is not None:
-            doc.metadata["pdf__n_pages"] = n_pages
+                reason, sig = probe_pdf(src, max_pages=self.max_pages, timeout_s=self.timeout_s,
+                                        max_memory_mb=self.max_memory_mb, isolate=self.isolate)
+        doc.metadata.update(sig)
+        if sig.get("pdf__repaired"):
+            self.stat_update("repaired")
         if reason:
             doc.metadata["reject_reason"] = reason
             self.stat_update(f"reject/{reason}")

@@ -11,13 +11,24 @@ Every record read is accounted for in the step stats:
   HTML response, e.g. ``skipped/request``, ``skipped/non_html``, ``skipped/pdf``,
   ``skipped/http_status``, ``skipped/revisit``) or ``reject/<reason>`` (a document with
   ``metadata["reject_reason"]`` was yielded);
-* file level problems (unreadable file, corrupt gzip, garbage between records) yield one document
-  with a ``reject_reason`` and stat ``reject/<reason>`` plus ``files/aborted``; the run goes on.
+* damage does not end a file: after a corrupt gzip member, junk between gzip members or bytes that are
+  no record header, reading resumes at the next gzip member that decompresses into a record
+  (:func:`find_gzip_member`) or, in uncompressed files and inside a member, at the next ``WARC/1.x``
+  line at a line start (stats ``resync/gzip_member``, ``resync/line``);
+* each damaged region (and an unreadable file) yields ONE document with ``text=""``, a
+  ``reject_reason`` (``warc_corrupt_gzip``, ``warc_invalid_record``, ``warc_unreadable_file``), id
+  ``<path>#<offset of the damage>`` (just ``<path>`` when nothing at all could be read),
+  ``warc__offset``/``warc__resync_offset`` and stats ``reject/<reason>`` + ``damaged_regions``
+  (+ ``files/aborted`` when the damage runs to the end of the file). When the damage sits in the
+  payload of a record whose header was read, that record's reject document stands for the region.
+  So ``records == emitted + skipped/* + reject/* - damaged_regions``. Padding (newlines, NULs) after or
+  between gzip members is not damage (stat ``gzip_padding``).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from typing import Iterator
@@ -197,21 +208,169 @@ class _GzipError(OSError):
     """Raised by the strict reader when a gzip member is corrupt (warcio only prints these)."""
 
 
-def _strict_reader_class():
-    """warcio's DecompressingBufferedReader writes gzip errors to stderr and silently drops the rest of
-    the file; this subclass raises instead and remembers whether the last gzip member was complete."""
+_GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_MEMBER_MAGIC = b"\x1f\x8b\x08"  # magic + deflate: what a gzip member of a WARC starts with
+_PADDING = b" \t\r\n\x00"  # bytes that may pad a file between/after gzip members without damaging anything
+_WARC_VERSION_LINES = frozenset({b"WARC/1.0", b"WARC/1.1", b"WARC/0.17", b"WARC/0.18"})  # as warcio accepts
+_ARC_HEADER_RE = re.compile(rb"(?:filedesc://|[A-Za-z][A-Za-z0-9+.\-]*:)\S* \S+ \d{14}\S* \S+ \d+\r?\n?$")
+_SCAN_LINE_CAP = 1 << 16  # line-scan reads long lines in pieces of this size (bounded memory)
+_SCAN_CHUNK = 1 << 20  # raw gzip-member scan reads the file in chunks of this size
+_MAX_LINE = 1 << 20  # longest line the reader returns in one piece (a longer one is no header line)
+
+
+def is_record_start_line(line: bytes, arc: bool = False) -> bool:
+    """True for a line that starts a WARC record (``WARC/1.0``, ``WARC/1.1``, ``WARC/0.17|18``) or, with
+    ``arc``, an ARC record header line (``<url> <ip> <14-digit date> <mime> <length>``)."""
+    if line.rstrip() in _WARC_VERSION_LINES:
+        return True
+    return arc and _ARC_HEADER_RE.match(line) is not None
+
+
+def _looks_like_record_start(head: bytes, arc: bool) -> bool:
+    head = head.lstrip(b"\r\n")
+    if head.startswith(b"WARC/"):
+        return True
+    return arc and _ARC_HEADER_RE.match(head.split(b"\n", 1)[0] + b"\n") is not None
+
+
+def _verify_gzip_member(fh, offset: int, arc: bool = False) -> bool:
+    """Does a gzip member start at ``offset`` and decompress into the start of a WARC (or ARC) record?
+    Reads at most 64 KiB of the file."""
+    import zlib
+
+    fh.seek(offset)
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = b""
+    for _ in range(16):
+        data = fh.read(4096)
+        if not data:
+            break
+        try:
+            out += d.decompress(data, 256 - len(out))
+        except zlib.error:
+            return False
+        if len(out) >= 256 or d.eof:
+            break
+    return _looks_like_record_start(out, arc)
+
+
+def _has_junk(data: bytes) -> bool:
+    return bool(data.translate(None, _PADDING))
+
+
+def find_gzip_member(fh, start: int, *, arc: bool = False, skip_first: bool = False,
+                     chunk_size: int = _SCAN_CHUNK) -> tuple[int | None, bool]:
+    """Scan a seekable binary file from ``start`` for the next gzip member (``1f 8b 08``) that decompresses
+    into the start of a WARC record (``WARC/``; with ``arc`` also an ARC header line).
+
+    Streams the file in ``chunk_size`` pieces (bounded memory). With ``skip_first`` a member starting exactly
+    at ``start`` is not accepted (resync after a damaged member that starts there).
+
+    Returns ``(offset or None at end of file, junk)`` where ``junk`` tells whether the skipped bytes
+    ``[start, offset)`` hold anything but padding (spaces, newlines, NULs).
+    """
+    pos = start
+    checked = start  # bytes before this offset were looked at for junk
+    junk = False
+    tail = b""
+    while True:
+        fh.seek(pos)
+        chunk = fh.read(chunk_size)
+        if not chunk:
+            if not junk and checked < pos:
+                junk = _has_junk(tail[len(tail) - (pos - checked):])
+            return None, junk
+        buf = tail + chunk
+        base = pos - len(tail)
+        i = buf.find(_GZIP_MEMBER_MAGIC)
+        while i != -1:
+            cand = base + i
+            if (cand > start or not skip_first) and _verify_gzip_member(fh, cand, arc):
+                if not junk and cand > checked:
+                    junk = _has_junk(buf[checked - base: i])
+                return cand, junk
+            i = buf.find(_GZIP_MEMBER_MAGIC, i + 1)
+        pos += len(chunk)
+        upto = max(checked, pos - 2)  # the last 2 bytes may start a magic split over two chunks
+        if not junk and upto > checked:
+            junk = _has_junk(buf[checked - base: upto - base])
+        checked = upto
+        tail = buf[-2:]
+
+
+@functools.lru_cache(maxsize=None)
+def _warcio_classes():
+    """(StrictDecompressingReader, LenientArchiveIterator): warcio subclasses used by the reader.
+
+    warcio's DecompressingBufferedReader writes gzip errors to stderr and silently drops the rest of
+    the file, and when a gzip member's first block does not decompress it falls back to reading the raw
+    (compressed) bytes as if they were records. The strict reader raises :class:`_GzipError` instead,
+    remembers where the current gzip member starts (``member_start``) and which member the buffered
+    bytes come from (``buff_member_start``), returns long lines in bounded pieces, and tells whether
+    the last gzip member was complete. The lenient iterator reads gzip members that hold several
+    records (whole-file gzip) instead of raising warcio's "non-chunked gzip" error.
+    """
+    from warcio.archiveiterator import ArchiveIterator
     from warcio.bufferedreaders import DecompressingBufferedReader
 
     class StrictDecompressingReader(DecompressingBufferedReader):
         incomplete_gzip = False
+        gzip_stream = None  # None: undecided, True: gzip members, False: plain (uncompressed) file
+        member_start = 0  # file offset of the gzip member being decompressed
+        buff_member_start = 0  # file offset of the gzip member the buffered bytes come from
+        _fed = 0
+        _head = b""
+
+        def start_at(self, pos: int) -> None:
+            """Tell the reader that its stream is positioned at file offset ``pos``."""
+            self.member_start = self.buff_member_start = pos
+
+        def raw_offset(self) -> int:
+            """File offset of the next byte to be read (exact in plain files)."""
+            return self.stream.tell() - self.rem_length()
+
+        def _init_decomp(self, decomp_type):
+            super()._init_decomp(decomp_type)
+            self._fed = 0
+            self._head = b""
 
         def _decompress(self, data):
-            if self.decompressor and data and self.num_block_read > 0:
-                try:
-                    return self.decompressor.decompress(data)
-                except Exception as e:  # noqa: BLE001 - zlib/brotli errors
-                    raise _GzipError(f"corrupt compressed stream: {e}") from e
-            return super()._decompress(data)
+            d = self.decompressor
+            if d is None or not data or self.decomp_type != "gzip":
+                return super()._decompress(data)
+            if self._fed < 2:
+                self._head = (self._head + data[:2])[:2]
+                if not _GZIP_MAGIC.startswith(self._head):
+                    if self.gzip_stream:
+                        raise _GzipError(f"bytes at a gzip member boundary are not a gzip member: {data[:16]!r}")
+                    # not gzip at all: a plain WARC/ARC, read the bytes as they are
+                    self.gzip_stream = False
+                    self.decompressor = None
+                    return data
+            self._fed += len(data)
+            try:
+                out = d.decompress(data)
+            except Exception as e:  # noqa: BLE001 - zlib errors
+                raise _GzipError(f"corrupt gzip member: {e}") from e
+            self.gzip_stream = True
+            return out
+
+        def _process_read(self, data):
+            super()._process_read(data)
+            self.buff_member_start = self.member_start
+
+        def read_next_member(self):
+            d = self.decompressor
+            if not d or not d.unused_data:
+                return False
+            start = self.stream.tell() - len(d.unused_data)
+            super().read_next_member()
+            self.member_start = start
+            return True
+
+        def readline(self, length=None, _readline=DecompressingBufferedReader.readline):
+            # bounded lines: warcio reads header lines (and junk between records) with unbounded readline
+            return _readline(self, _MAX_LINE if length is None or length > _MAX_LINE else length)
 
         def close_decompressor(self):
             d = self.decompressor
@@ -219,7 +378,16 @@ def _strict_reader_class():
                 self.incomplete_gzip = True
             super().close_decompressor()
 
-    return StrictDecompressingReader
+    class LenientArchiveIterator(ArchiveIterator):
+        def _raise_invalid_gzip_err(self):
+            return None  # several records in one gzip member: read them (warcio raises here)
+
+    return StrictDecompressingReader, LenientArchiveIterator
+
+
+def _strict_reader_class():
+    """The strict warcio reader (see :func:`_warcio_classes`)."""
+    return _warcio_classes()[0]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -272,8 +440,15 @@ class WarcReader(BaseReader):
         return self.list_files()[rank::world_size]
 
     # -- documents -----------------------------------------------------------------------------
-    def _reject_file_doc(self, filepath: str, reason: str, detail: str, offset: int | None = None) -> Document:
-        self.stat_update(f"reject/{reason}", "files/aborted")
+    def _reject_file_doc(self, filepath: str, reason: str, detail: str, offset: int | None = None,
+                         *, resync_offset: int | None = None, to_eof: bool = True) -> Document:
+        """One document for a damaged region (or a whole unreadable file when ``offset`` is None).
+
+        Stats: ``reject/<reason>`` and ``damaged_regions``; ``files/aborted`` when nothing after the damage
+        could be read (the region runs to the end of the file)."""
+        self.stat_update(f"reject/{reason}", "damaged_regions")
+        if to_eof:
+            self.stat_update("files/aborted")
         doc_id = filepath if offset is None else f"{filepath}#{offset}"
         meta = {
             "source": "web",
@@ -287,14 +462,99 @@ class WarcReader(BaseReader):
         }
         if offset is not None:
             meta["warc__offset"] = offset
+            meta["warc__resync_offset"] = resync_offset
+        if self.default_metadata:
+            meta = self.default_metadata | meta
         return Document(text="", id=doc_id, metadata=meta)
 
+    def _open_at(self, fh, pos: int):
+        """A fresh (iterator, strict reader) reading ``fh`` from file offset ``pos``."""
+        strict_cls, iter_cls = _warcio_classes()
+        if pos:
+            fh.seek(pos)
+        it = iter_cls(fh, arc2warc=True)
+        strict = strict_cls(it.fh, block_size=it.reader.block_size)
+        strict.start_at(pos)
+        it.reader = strict
+        it.offset = pos
+        return it, strict
+
+    def _continue_at_line(self, it, strict, line: bytes, offset: int):
+        """A fresh iterator over the same reader whose first record starts with ``line`` (already read)."""
+        _, iter_cls = _warcio_classes()
+        new = iter_cls(it.fh, arc2warc=True)
+        new.reader = strict
+        new.next_line = line
+        new.offset = offset
+        return new
+
+    def _scan_lines(self, strict) -> tuple[bytes | None, int | None]:
+        """Read lines (bounded pieces) until one at a line start begins a record: ``(line, offset)`` with
+        the line's file offset (in gzip files: its member's offset); ``(None, None)`` at end of file.
+        Crosses gzip member boundaries; raises :class:`_GzipError` on a damaged member."""
+        arc = getattr(self, "_arc", False)
+        at_line_start = True
+        empty = 0
+        while True:
+            offset = None if strict.gzip_stream else strict.raw_offset()
+            line = strict.readline(_SCAN_LINE_CAP)
+            if not line:
+                if strict.decompressor is not None and strict.read_next_member():
+                    at_line_start = True
+                    continue
+                empty += 1  # a member may end exactly at a block boundary: look once more
+                if empty > 1:
+                    return None, None
+                continue
+            empty = 0
+            if at_line_start and is_record_start_line(line, arc):
+                return line, (strict.buff_member_start if offset is None else offset)
+            at_line_start = line.endswith(b"\n")
+
+    def _resync(self, fh, it, strict, kind: str, damage_start: int):
+        """Find where intact records resume after damage.
+
+        ``kind="gzip"`` (a gzip member does not decompress, or junk sits between members): the next gzip
+        member after ``damage_start`` that decompresses into a record. ``kind="parse"`` (bytes that are no
+        record header): the next ``WARC/1.x`` line at a line start, read through the same reader (within
+        the current gzip member and on into the next ones; a damaged member on the way switches to the
+        member scan).
+
+        Returns ``(iterator, reader, resume_offset, junk)``; iterator is None when nothing follows. ``junk``
+        is False only when a gzip-level problem turned out to be padding (spaces/newlines/NULs).
+        """
+        arc = getattr(self, "_arc", False)
+        if kind == "parse":
+            try:
+                line, offset = self._scan_lines(strict)
+            except _GzipError:
+                damage_start = strict.member_start
+            else:
+                self.stat_update("resync/line")
+                if line is None:
+                    return None, strict, None, True
+                return self._continue_at_line(it, strict, line, offset), strict, offset, True
+        pos, junk = find_gzip_member(fh, damage_start, arc=arc, skip_first=True)
+        if kind == "parse":
+            junk = True
+        self.stat_update("resync/gzip_member")
+        if pos is None:
+            return None, strict, None, junk
+        new_it, new_strict = self._open_at(fh, pos)
+        return new_it, new_strict, pos, junk
+
     def read_file(self, filepath: str) -> Iterator[Document]:
-        """Yield documents for one archive; never raises on bad input."""
+        """Yield documents for one archive; never raises on bad input.
+
+        Damage does not end the file: after a corrupt gzip member, junk between members, or bytes that are
+        no record header, reading resumes at the next intact gzip member / ``WARC/1.x`` line. Each damaged
+        region yields ONE document (``id = <path>#<offset of the damage>``, ``text = ""``, a reason code,
+        ``warc__offset`` and ``warc__resync_offset``), or the record's own reject document when the damage
+        sits in the payload of a record already parsed. The file is streamed (memory stays bounded).
+        """
         import zlib
 
         import fsspec
-        from warcio.archiveiterator import ArchiveIterator
         from warcio.exceptions import ArchiveLoadFailed
 
         self.stat_update("input_files")
@@ -304,52 +564,91 @@ class WarcReader(BaseReader):
             yield self._reject_file_doc(filepath, REASON_UNREADABLE, repr(e))
             return
         n_records = 0
+        n_regions = 0
+        region_ids: set[str] = set()
         last_reason = None
         try:
             self._arc = _is_arc_file(fh)
-            it = ArchiveIterator(fh, arc2warc=True)
-            strict = _strict_reader_class()(it.fh, block_size=it.reader.block_size)
-            it.reader = strict
+            it, strict = self._open_at(fh, 0)
             while True:
-                offset = getattr(it, "offset", None)  # best guess for errors before the next record
+                offset = it.offset
+                kind = reason = err = None
                 try:
                     record = next(it)
-                    offset = getattr(it, "offset", offset)
+                    offset = it.offset
                 except StopIteration:
                     if strict.incomplete_gzip and last_reason == REASON_TRUNCATED:
                         # the clipped last record already carries the reason
                         self.stat_update("files/incomplete_gzip")
                     elif strict.incomplete_gzip:
+                        n_regions += 1
                         yield self._reject_file_doc(filepath, REASON_CORRUPT_GZIP,
                                                     "gzip stream ends inside a member (file cut short)",
-                                                    offset if n_records else None)
-                    elif n_records == 0:
-                        # empty file, or bytes warcio skips without finding a record header
-                        yield self._reject_file_doc(filepath, REASON_UNREADABLE, "no WARC/ARC record found")
+                                                    strict.member_start if n_records else None)
                     break
-                except (zlib.error, EOFError, OSError) as e:
-                    reason = REASON_CORRUPT_GZIP if ("gzip" in repr(e).lower() or isinstance(e, (zlib.error, EOFError))) else REASON_UNREADABLE
-                    if n_records == 0 and reason == REASON_UNREADABLE:
-                        reason = REASON_UNREADABLE
-                    yield self._reject_file_doc(filepath, reason, repr(e), offset if n_records else None)
-                    return
+                except (_GzipError, zlib.error) as e:
+                    kind, reason, err = "gzip", REASON_CORRUPT_GZIP, e
+                except OSError as e:  # I/O error on the file itself: nothing more can be read
+                    kind, reason, err = "io", REASON_UNREADABLE, e
                 except ArchiveLoadFailed as e:
-                    msg = str(e).lower()
-                    reason = REASON_CORRUPT_GZIP if "gzip" in msg else (REASON_UNREADABLE if n_records == 0 else REASON_INVALID)
-                    yield self._reject_file_doc(filepath, reason, repr(e), offset if n_records else None)
-                    return
+                    msg = str(e)
+                    gz = "gzip" in msg.lower() or "\\x1f\\x8b" in msg
+                    kind, reason, err = "parse", (REASON_CORRUPT_GZIP if gz else REASON_INVALID), e
                 except Exception as e:  # noqa: BLE001 - warcio raises assorted errors on garbage
-                    reason = REASON_UNREADABLE if n_records == 0 else REASON_INVALID
-                    yield self._reject_file_doc(filepath, reason, repr(e), offset if n_records else None)
-                    return
+                    kind, reason, err = "parse", REASON_INVALID, e
+                if err is not None:
+                    if kind == "gzip":
+                        damage_start = strict.member_start
+                    elif strict.gzip_stream:
+                        damage_start = strict.buff_member_start  # the member the bad bytes came from
+                    else:
+                        damage_start = it.offset  # exact: where the bad line / record starts
+                    if kind == "io":
+                        new_it, junk, resume = None, True, None
+                    else:
+                        try:
+                            new_it, strict, resume, junk = self._resync(fh, it, strict, kind, damage_start)
+                        except Exception:  # noqa: BLE001 - unseekable or unreadable: stop here
+                            new_it, junk, resume = None, True, None
+                    if junk:
+                        whole = new_it is None and n_records == 0 and n_regions == 0
+                        if whole and reason == REASON_INVALID:
+                            reason = REASON_UNREADABLE
+                        doc = self._reject_file_doc(filepath, reason, repr(err), None if whole else damage_start,
+                                                    resync_offset=resume, to_eof=new_it is None)
+                        if doc.id in region_ids:  # two regions inside one gzip member
+                            doc.id = f"{doc.id}-{n_regions}"
+                        region_ids.add(doc.id)
+                        n_regions += 1
+                        yield doc
+                    else:
+                        self.stat_update("gzip_padding")
+                    if new_it is None:
+                        break
+                    it = new_it
+                    continue
                 n_records += 1
                 self.stat_update("records", f"records/{getattr(record, 'rec_type', 'unknown')}")
                 try:
                     doc = self._process_record(record, it, filepath, offset)
-                except (zlib.error, EOFError, OSError) as e:
-                    # payload could not be read (broken gzip member / content encoding)
+                except _GzipError as e:
+                    # the record's gzip member breaks inside its payload: the record's reject document
+                    # stands for the damaged region; resume at the next intact member
                     yield self._record_reject(record, filepath, offset, REASON_CORRUPT_GZIP, repr(e))
-                    return
+                    last_reason = REASON_CORRUPT_GZIP
+                    try:
+                        new_it, strict, _, _ = self._resync(fh, it, strict, "gzip", strict.member_start)
+                    except Exception:  # noqa: BLE001
+                        new_it = None
+                    if new_it is None:
+                        break
+                    it = new_it
+                    continue
+                except (zlib.error, EOFError, OSError) as e:
+                    # payload could not be decoded (broken Content-Encoding); the file stream is intact
+                    yield self._record_reject(record, filepath, offset, REASON_CORRUPT_GZIP, repr(e))
+                    last_reason = REASON_CORRUPT_GZIP
+                    continue
                 except Exception as e:  # noqa: BLE001
                     yield self._record_reject(record, filepath, offset, REASON_INVALID, repr(e))
                     continue
@@ -357,6 +656,9 @@ class WarcReader(BaseReader):
                 if doc is not None:
                     last_reason = doc.metadata.get("reject_reason")
                     yield doc
+            if n_records == 0 and n_regions == 0:
+                # empty file, only padding, or bytes warcio skips without finding a record header
+                yield self._reject_file_doc(filepath, REASON_UNREADABLE, "no WARC/ARC record found")
         finally:
             try:
                 fh.close()

@@ -142,18 +142,11 @@ def test_corrupt_gzip_warc_file_is_excluded_with_a_warc_reason(web_run: Run):
     assert where == "excluded" and reason.startswith("warc_"), (where, reason)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: stages/web/warc.py labels a gzip member with flipped bytes `warc_invalid_record` "
-    "(warcio falls back to reading the raw gzip bytes: ArchiveLoadFailed 'Unknown archive format, first line: "
-    "[\\x1f\\x8b...]'); the reason should be `warc_corrupt_gzip`"))
 def test_corrupt_gzip_warc_reason_is_corrupt_gzip(web_run: Run):
     ids = [i for i in web_run.store["id"].to_list() if "corrupt.warc.gz#" in i]
     assert web_run.outcome("id", ids[0]) == [("excluded", "warc_corrupt_gzip")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: stages/web/warc.py stops reading a WARC at the first damaged gzip member; the intact members after "
-    "it (records 4 and 5 of corrupt.warc.gz) are never read - lost documents (resync on the next gzip member)"))
 def test_corrupt_gzip_warc_records_after_the_damage_are_read(web_run: Run):
     after = web_run.info["corrupt"][1][1:]  # the damaged member is [0]
     for url in after:
@@ -175,9 +168,6 @@ def test_broken_record_header_is_excluded_with_invalid_record(web_run: Run):
         assert web_run.outcome("url", url) == [("output", None)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: stages/web/warc.py aborts the whole file at a record with a garbage WARC header; the intact gzip "
-    "members after it (brokenhdr.example/2 and /3) are never read - lost documents"))
 def test_broken_record_header_records_after_it_are_read(web_run: Run):
     for url in web_run.info["broken_header"][1]:
         assert web_run.outcome("url", url) == [("output", None)], url
@@ -261,10 +251,6 @@ def test_invalid_utf8_file_in_code_tree_does_not_crash(code_run: Run):
         assert code_run.signals_of("path", "broken_utf8.py").get("encoding") not in (None, "", "utf-8")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: stages/code/inspect.py decode_bytes() accepts any charset_normalizer guess: a .py file of broken "
-    "UTF-8 (lone continuation bytes, overlongs, \\xff\\xfe) is decoded as cp1251 mojibake and KEPT; expected "
-    "`code_undecodable` (or a signal + rule) for invalid UTF-8 without an encoding declaration"))
 def test_invalid_utf8_file_is_excluded_as_undecodable(code_run: Run):
     assert code_run.outcome("path", "broken_utf8.py") == [("excluded", "code_undecodable")]
 
@@ -354,10 +340,6 @@ def test_truncated_pdf_does_not_crash(pdf_run: Run):
         assert reason.startswith("pdf_")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a PDF cut at 1/3 of its bytes (no xref, no %%EOF) is silently repaired by MuPDF and KEPT with one of "
-    "three pages of text (pdf__page_errors=0, no flag); stages/pdf/reader.py documents `pdf_corrupt` for "
-    "truncated input - expected `pdf_corrupt` (or a `pdf__repaired` signal + rule)"))
 def test_truncated_pdf_is_excluded_as_corrupt(pdf_run: Run):
     assert pdf_run.outcome("id", "truncated.pdf") == [("excluded", "pdf_corrupt")]
 
