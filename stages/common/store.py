@@ -69,6 +69,18 @@ def document_to_row(doc: Document) -> dict[str, Any]:
     return row
 
 
+def signals_frame(docs: Iterable[Document]):
+    """A polars frame of the documents' scalar signals (no text), as the decision functions take it."""
+    import polars as pl
+
+    rows = []
+    for doc in docs:
+        row = document_to_row(doc)
+        row.pop("text", None)
+        rows.append({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
+    return pl.DataFrame(rows, strict=False, infer_schema_length=None)
+
+
 def row_to_document(row: dict[str, Any]) -> Document:
     meta = {k: v for k, v in row.items() if k not in ("id", "text")}
     return Document(text=row.get("text") or "", id=str(row["id"]), metadata=meta)

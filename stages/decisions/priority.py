@@ -13,7 +13,7 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 from datatrove.utils.batching import batched
 
-from stages.common.store import document_to_row
+from stages.common.store import signals_frame
 
 
 class DedupPriority(PipelineStep):
@@ -26,20 +26,13 @@ class DedupPriority(PipelineStep):
         self.batch_size = batch_size
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        import polars as pl
-
         from pipeline.recipe import DecisionSpec
         from stages.decisions.rules import bucket_expr
 
         spec = DecisionSpec.model_validate(self.spec)
         for batch in batched(data or (), self.batch_size):
             with self.track_time("batch"):
-                rows = []
-                for doc in batch:
-                    row = document_to_row(doc)
-                    row.pop("text", None)
-                    rows.append({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
-                df = pl.DataFrame(rows, strict=False, infer_schema_length=None)
+                df = signals_frame(batch)
                 buckets = df.with_columns(bucket_expr(df, spec).alias("__b"))["__b"].to_list()
             for doc, b in zip(batch, buckets):
                 doc.metadata["quality__priority"] = b

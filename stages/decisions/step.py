@@ -8,7 +8,7 @@ from datatrove.data import Document
 from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
-from stages.common.store import document_to_row
+from stages.common.store import signals_frame
 
 
 class Decide(BaseFilter):
@@ -58,12 +58,7 @@ class Decide(BaseFilter):
 
         if self._spec_model is None:
             self._setup()
-        rows = []
-        for doc in batch:
-            row = document_to_row(doc)
-            row.pop("text", None)
-            rows.append({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
-        df = pl.DataFrame(rows, strict=False, infer_schema_length=None)
+        df = signals_frame(batch)
         live = df
         if "reject_reason" in df.columns:
             live = df.filter(pl.col("reject_reason").is_null() | (pl.col("reject_reason") == ""))
