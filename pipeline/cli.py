@@ -119,6 +119,9 @@ def run(
         _fail(str(e).splitlines()[0])
 
     def on_phase(event, ph, i, n):
+        if event == "superseded":
+            console.print(f"[yellow]recipe changed:[/] the earlier run in this directory moved to {ph.name}; "
+                          "starting a fresh run", highlight=False)
         if event == "start":
             console.print(f"[bold cyan]phase {i + 1}/{n}[/] {ph.name}: {ph.tasks} task(s)")
 

@@ -63,13 +63,6 @@ def prepare(recipe: Recipe, output: Path) -> tuple[Path, list[Phase]]:
     check_inputs(recipe)
     run_dir = Path(output).resolve()
     check_output_dir(run_dir)
-    digest = recipe.digest()
-    hash_file = run_dir / "recipe.sha256"
-    if hash_file.exists() and hash_file.read_text().strip() != digest:
-        raise RecipeError(
-            f"{run_dir} holds a run of a different recipe (hash {hash_file.read_text().strip()[:12]}); "
-            f"use a new --output to start a fresh run"
-        )
     phases = build_phases(recipe, run_dir)
     return run_dir, phases
 
@@ -107,6 +100,32 @@ def read_phase_stats(run_dir: Path, phase: str) -> list[dict]:
     if not p.exists():
         return []
     return json.loads(p.read_text())
+
+
+SUPERSEDED = "superseded"
+
+
+def supersede_changed_run(recipe: Recipe, run_dir: Path) -> Path | None:
+    """A run directory that holds a run of another recipe: move that run to
+    `<run_dir>/superseded/<old-hash-12>/` so the new recipe starts fresh and outputs never mix.
+    Returns where the old run went, or None when there was nothing to move."""
+    hash_file = run_dir / "recipe.sha256"
+    if not hash_file.exists():
+        return None
+    old = hash_file.read_text().strip()
+    if old == recipe.digest():
+        return None
+    dest = run_dir / SUPERSEDED / old[:12]
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = run_dir / SUPERSEDED / f"{old[:12]}-{n}"
+    dest.mkdir(parents=True)
+    for entry in run_dir.iterdir():
+        if entry.name in (SUPERSEDED, ".assay.lock") or entry.name.startswith(".assay-write-test"):
+            continue
+        os.replace(entry, dest / entry.name)
+    return dest
 
 
 def _known_inputs(run_dir: Path) -> set[tuple[str, str]]:
@@ -189,12 +208,16 @@ def run_recipe(
 
     Same recipe, same inputs: completed tasks are skipped. Same recipe, more input files: only the
     new files are processed, in `output/increments/NNNN/`, deduplicated against the earlier indexes,
-    and the manifest lists the new shards beside the old ones. Another recipe: refused (new --output).
+    and the manifest lists the new shards beside the old ones. Another recipe: the earlier run is
+    moved to `output/superseded/<old-hash-12>/` and the new recipe starts a fresh run (no mixing).
     """
     run_dir, phases = prepare(recipe, output)
     from pipeline.lock import run_lock
 
     with run_lock(run_dir):
+        moved = supersede_changed_run(recipe, run_dir)
+        if moved is not None and on_phase:
+            on_phase("superseded", Phase(str(moved), [], 0), 0, 0)
         increment = plan_increment(recipe, run_dir) if incremental else None
         if increment is not None:
             n = len(list((run_dir / "increments").glob("[0-9]*"))) + 1

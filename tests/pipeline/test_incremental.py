@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from pipeline.build import SAMPLE_DIR
-from pipeline.recipe import RecipeError, load_recipe
+from pipeline.recipe import load_recipe
 from pipeline.runner import run_recipe
 from stages.common.store import read_signals
 
@@ -79,6 +79,14 @@ def test_grown_inputs_process_only_new_files(tmp_path: Path):
     assert m["totals"]["documents"] == m["base_totals"]["documents"] + m["increments"][0]["totals"]["documents"]
     assert read_signals(out / "signals").height == base_rows
 
-    # a changed recipe is refused in the same directory (no mixing of outputs)
-    with pytest.raises(RecipeError, match="different recipe"):
-        run_recipe(load_recipe(recipe_path, ["dedup.bands=10"]), out)
+    # a changed recipe starts a fresh run; the earlier run (with its increments) is moved aside whole
+    old_hash = (out / "recipe.sha256").read_text().strip()
+    changed = load_recipe(recipe_path, ["dedup.bands=10"])
+    fresh = run_recipe(changed, out)
+    assert fresh.run_dir == out and not any(p.skipped for p in fresh.phases)
+    assert (out / "recipe.sha256").read_text().strip() == changed.digest()
+    moved = out / "superseded" / old_hash[:12]
+    assert checksums(moved / "output") == {k.replace(str(out), str(moved)): v for k, v in first.items()}
+    assert (moved / "increments" / "0001" / "manifest.json").exists()
+    assert not (out / "increments").exists()
+    assert read_signals(out / "signals").height == base_rows + 9  # all current inputs, processed afresh
