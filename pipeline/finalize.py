@@ -44,11 +44,9 @@ def finalize_run(run_dir: str | Path) -> dict:
 
 def _add_mixture_report(run_dir: Path, recipe, manifest: dict) -> dict:
     """The achieved language / file-type mixture against the rebalancing target, in the manifest."""
-    import json
-    import os
-
     import polars as pl
 
+    from pipeline.manifest import write_json_atomically
     from pipeline.signals import run_store_dirs
     from stages.decisions.rebalance import mixture_report
 
@@ -65,9 +63,7 @@ def _add_mixture_report(run_dir: Path, recipe, manifest: dict) -> dict:
             written[str(k)] = int(v)
     store, clusters = run_store_dirs(run_dir)
     manifest["rebalance"] = mixture_report(store, clusters, recipe.decisions, written)
-    tmp = run_dir / ".manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
-    os.replace(tmp, run_dir / "manifest.json")
+    write_json_atomically(manifest, run_dir / "manifest.json")
     return manifest
 
 

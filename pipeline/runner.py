@@ -173,6 +173,8 @@ def plan_increment(recipe: Recipe, run_dir: Path) -> Recipe | None:
 
 def _merge_increment_manifest(run_dir: Path, inc_dir: Path) -> None:
     """The run's manifest lists each increment (its inputs, shards and totals) beside the first run's."""
+    from pipeline.manifest import write_json_atomically
+
     top = json.loads((run_dir / "manifest.json").read_text())
     inc = json.loads((inc_dir / "manifest.json").read_text())
     rel = inc_dir.relative_to(run_dir)
@@ -192,9 +194,7 @@ def _merge_increment_manifest(run_dir: Path, inc_dir: Path) -> None:
         if isinstance(v, (int, float)):
             grand[k] = v + sum(i["totals"].get(k, 0) or 0 for i in incs)
     top["totals"] = grand
-    tmp = run_dir / ".manifest.json.tmp"
-    tmp.write_text(json.dumps(top, indent=2, sort_keys=True))
-    os.replace(tmp, run_dir / "manifest.json")
+    write_json_atomically(top, run_dir / "manifest.json")
 
 
 def run_recipe(

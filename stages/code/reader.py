@@ -158,6 +158,23 @@ class CodeReader(BaseReader):
         return fnmatch.fnmatch(rel, self.glob) or fnmatch.fnmatch(os.path.basename(rel), self.glob)
 
     # ---------------------------------------------------------------- document construction
+    def _member_limits(self, path: str, rel: str, size: int, is_link: bool, n_files: int, total: int,
+                       kw: dict) -> tuple[Document | None, bool, int]:
+        """Limits shared by tar and zip members: (reject document or None, stop the archive, bytes so far)."""
+        if n_files > self.max_files:
+            return self._doc(doc_id=f"{path}#too_many_files", text="", path="",
+                             reject="code_archive_too_many_files", **kw), True, total
+        if is_link:
+            return self._doc(doc_id=f"{path}/{rel}", text="", path=rel, reject="code_archive_link", **kw), False, total
+        if size > self.max_file_bytes:
+            return self._doc(doc_id=f"{path}/{rel}", text="", path=rel, reject="code_oversized",
+                             extra={"n_bytes": size}, **kw), False, total
+        total += size
+        if total > self.max_archive_bytes:
+            return self._doc(doc_id=f"{path}#too_large", text="", path="",
+                             reject="code_archive_too_large", **kw), True, total
+        return None, False, total
+
     def _doc(self, *, doc_id: str, text: str, repo: str | None, path: str, license: str | None,
              source_file: str, reject: str | None = None, extra: dict | None = None) -> Document:
         meta = {"source": "code", "repo": self.repo or repo, "path": path, "license": self.license or license,
@@ -261,23 +278,18 @@ class CodeReader(BaseReader):
                 is_licence = bool(rel) and "/" not in rel and _LICENSE_FILE.match(rel) and m.isfile() and m.size < 200_000
                 if not is_licence and not self._match(rel):
                     continue
+                is_link = m.issym() or m.islnk()
+                if not is_link and not m.isfile():
+                    continue
                 n_files += 1
-                if n_files > self.max_files:
-                    yield self._doc(doc_id=f"{path}#too_many_files", text="", path="", reject="code_archive_too_many_files", **kw)
-                    return
                 doc_id = f"{path}/{rel}"
-                if m.issym() or m.islnk():
-                    yield self._doc(doc_id=doc_id, text="", path=rel, reject="code_archive_link", **kw)
-                    continue
-                if not m.isfile():
-                    continue
-                if m.size > self.max_file_bytes:
-                    yield self._doc(doc_id=doc_id, text="", path=rel, reject="code_oversized", extra={"n_bytes": m.size}, **kw)
-                    continue
-                total += m.size
-                if total > self.max_archive_bytes:
-                    yield self._doc(doc_id=f"{path}#too_large", text="", path="", reject="code_archive_too_large", **kw)
+                reject, stop, total = self._member_limits(path, rel, m.size, is_link, n_files, total, kw)
+                if reject is not None:
+                    yield reject
+                if stop:
                     return
+                if reject is not None:
+                    continue
                 f = tf.extractfile(m)
                 content = f.read(self.max_file_bytes + 1) if f is not None else b""
                 if is_licence:
@@ -348,21 +360,16 @@ class CodeReader(BaseReader):
                 if not self._match(rel):
                     continue
                 n_files += 1
-                if n_files > self.max_files:
-                    yield self._doc(doc_id=f"{path}#too_many_files", text="", path="", reject="code_archive_too_many_files", **kw)
-                    return
                 doc_id = f"{path}/{rel}"
-                # unix symlink stored in the external attributes
-                if (info.external_attr >> 16) & 0o170000 == 0o120000:
-                    yield self._doc(doc_id=doc_id, text="", path=rel, reject="code_archive_link", **kw)
-                    continue
-                if info.file_size > self.max_file_bytes:
-                    yield self._doc(doc_id=doc_id, text="", path=rel, reject="code_oversized", extra={"n_bytes": info.file_size}, **kw)
-                    continue
-                total += info.file_size
-                if total > self.max_archive_bytes:
-                    yield self._doc(doc_id=f"{path}#too_large", text="", path="", reject="code_archive_too_large", **kw)
+                # a unix symlink is stored in the external attributes
+                is_link = (info.external_attr >> 16) & 0o170000 == 0o120000
+                reject, stop, total = self._member_limits(path, rel, info.file_size, is_link, n_files, total, kw)
+                if reject is not None:
+                    yield reject
+                if stop:
                     return
+                if reject is not None:
+                    continue
                 try:
                     with zf.open(info) as f:
                         content = f.read(self.max_file_bytes + 1)
