@@ -94,8 +94,8 @@ def run_datatrove(corpus_dir: Path, work: Path, n_ranks: int, assignments: bool)
 
 
 def run_assay(corpus_dir: Path, work: Path, n_ranks: int, assignments: bool) -> dict:
-    from stages.dedup.config import DedupConfig
-    from stages.dedup.minhash import DedupAnnotate, MinhashBuckets, MinhashClusters, MinhashSignatures
+    from assay.stages.dedup.config import DedupConfig
+    from assay.stages.dedup.minhash import DedupAnnotate, MinhashBuckets, MinhashClusters, MinhashSignatures
 
     cfg = DedupConfig()
     t = {}

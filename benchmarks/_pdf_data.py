@@ -22,7 +22,7 @@ def inventory() -> list[dict]:
 
 def born_digital_files() -> list[str]:
     """Born-digital files with a text layer (the router's known bad layers excluded)."""
-    from stages.pdf.train_router import BAD_TEXT_LAYER
+    from assay.stages.pdf.train_router import BAD_TEXT_LAYER
 
     return [r["path"] for r in inventory()
             if r["kind_guess"].startswith("born-digital") and r["rel"] not in BAD_TEXT_LAYER]
@@ -37,7 +37,7 @@ def clean_pages(min_words: int = 50, filler: bool = False) -> list[tuple[str, in
     ``filler=False`` leaves out typesetting filler (lorem ipsum / LaTeX blindtext: the same paragraph
     repeated on purpose, which the repetition detectors rightly flag); ``filler=True`` returns only those.
     """
-    from stages.pdf._pdfdoc import extract_document
+    from assay.stages.pdf._pdfdoc import extract_document
 
     out = []
     for path in born_digital_files():

@@ -32,7 +32,7 @@ def html_pages(root: Path | None = None) -> list[tuple[str, str]]:
 
 
 def _decode(raw: bytes) -> str:
-    from stages.web.warc import decode_html_bytes
+    from assay.stages.web.warc import decode_html_bytes
 
     try:
         return decode_html_bytes(raw)[0]

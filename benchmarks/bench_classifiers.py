@@ -1,13 +1,13 @@
 """Classifier benchmarks.
 
 1. Prediction throughput per core (documents/s) of every shipped model through our batch path
-   (``classifiers.load(name).score(texts)``: normalisation + one multi-line predict call), against
+   (``assay.classifiers.load(name).score(texts)``: normalisation + one multi-line predict call), against
    two anchors measured in the same run on the same texts:
    - ``datatrove-style``: the per-document loop of datatrove's fastText filter
      (``model.predict(text.replace("\\n", " "), k=-1)`` one document at a time, no normalisation);
    - ``lid.176``: fastText language identification per document (the cost every web pipeline pays).
 2. Re-tiering 1M stored rows from Parquet: read score/percentile columns with polars, compute the
-   ensemble bucket (0-19), tier and sampling weight with ``classifiers.calibrate``; compared with
+   ensemble bucket (0-19), tier and sampling weight with ``assay.classifiers.calibrate``; compared with
    re-scoring the same rows (extrapolated from the measured web-model throughput).
 
     .venv/bin/python benchmarks/bench_classifiers.py [--docs 2000] [--repeats 5] [--rows 1000000]
@@ -38,7 +38,7 @@ def _texts(n: int) -> dict[str, list[str]]:
     prose: list[str] = []
     shared = Path(__file__).resolve().parents[1].parent / "shared" / "data"
     if shared.is_dir():
-        from classifiers.data import build_source
+        from assay.classifiers.data import build_source
 
         for spec in ({"builder": "warc_html", "path": "warc/**/*.warc*", "chunk_chars": 4000, "min_words": 20},
                      {"builder": "wikipedia_xml", "path": "quality/wikipedia_dump_snippets/enwiki-*.bz2",
@@ -66,8 +66,8 @@ def _median_time(fn, repeats: int) -> float:
 
 
 def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
-    import classifiers
-    from classifiers.model import _import_fasttext
+    import assay.classifiers
+    from assay.classifiers.model import _import_fasttext
 
     ft = _import_fasttext()
     texts = _texts(n_docs)
@@ -80,7 +80,7 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
     lid = ft.load_model(str(lid_path)) if lid_path else None
     for name in classifiers.SHIPPED:
         try:
-            m = classifiers.load(name)
+            m = assay.classifiers.load(name)
         except FileNotFoundError:
             continue
         docs = texts["code"] if name.startswith("code") else texts["prose"]
@@ -102,11 +102,11 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
     try:
         from datatrove.data import Document
 
-        from stages.signals.quality import QualityScores
+        from assay.stages.signals.quality import QualityScores
 
         docs = texts["prose"]
         step = QualityScores(models=["web", "stem"], batch_size=512)
-        web_raw, stem_raw = classifiers.load("web")._ft, classifiers.load("stem")._ft
+        web_raw, stem_raw = assay.classifiers.load("web")._ft, assay.classifiers.load("stem")._ft
 
         def step_run():
             list(step.run(iter([Document(text=t, id=str(i), metadata={"source": "web"}) for i, t in enumerate(docs)])))
@@ -128,7 +128,7 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
 def bench_retier(n_rows: int, repeats: int, web_docs_per_s: float) -> dict:
     import polars as pl
 
-    from classifiers.calibrate import (DEFAULT_TIER_WEIGHTS, DEFAULT_TIERS, ensemble_bucket, percentile,
+    from assay.classifiers.calibrate import (DEFAULT_TIER_WEIGHTS, DEFAULT_TIERS, ensemble_bucket, percentile,
                                        sampling_weight, tier_of_bucket)
 
     rng = np.random.default_rng(0)

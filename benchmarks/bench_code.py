@@ -217,7 +217,7 @@ def read_archive(path: str) -> list[tuple[str, bytes]]:
 
 def path_only_flags(path: str) -> set[str]:
     """Anchor: layer-1 path patterns only (what a linguist-style filename table gives)."""
-    from stages.code import detectors as D
+    from assay.stages.code import detectors as D
 
     flags = set()
     if any(rx.search(path) for _, rx in D.GENERATED_PATH):
@@ -244,7 +244,7 @@ DETECT_FLAGS = ("generated", "minified", "lockfile", "data", "encoded")
 
 # ------------------------------------------------------------------------------------------- benchmarks
 def bench_detection(sets: dict) -> tuple[list[tuple], dict]:
-    from stages.code.inspect import inspect_file
+    from assay.stages.code.inspection import inspect_file
 
     rows = []
     for fam in FLAG_FAMILIES:
@@ -309,7 +309,7 @@ def _rename_code(src: str, rng: random.Random) -> str:
 
 
 def bench_decontam(fast: bool) -> dict:
-    from stages.code.decontam import Decontamination, code_tokens
+    from assay.stages.code.decontam import Decontamination, code_tokens
 
     ev = SHARED / "eval_sets"
     t0 = time.perf_counter()
@@ -362,8 +362,8 @@ def bench_decontam(fast: bool) -> dict:
 
 
 def bench_throughput(repeats: int = 3) -> dict:
-    from stages.code.reader import CodeReader
-    from stages.code.signals import CodeSignals
+    from assay.stages.code.reader import CodeReader
+    from assay.stages.code.signals import CodeSignals
 
     archives = [str(a) for a in sorted((SHARED / "code/clean_multilang").glob("*.tar.zst"))]
     read_t, sig_t = [], []
@@ -383,8 +383,8 @@ def bench_throughput(repeats: int = 3) -> dict:
 
 def mixture_demo() -> list[dict]:
     """Mixture report on TheAlgorithms: cap Python/Java (bytes) and halve JavaScript."""
-    from stages.code.langid import detect_language
-    from stages.code.rebalance import mixture_report, plan_rebalance
+    from assay.stages.code.langid import detect_language
+    from assay.stages.code.rebalance import mixture_report, plan_rebalance
 
     recs = []
     for a in sorted((SHARED / "code/clean_multilang").glob("*.tar.zst")):

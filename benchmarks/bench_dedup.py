@@ -79,9 +79,9 @@ def signature_throughput(docs: list[dict], repeats: int, tmp: Path) -> dict[str,
 
     from datatrove.data import Document
 
-    from stages.dedup.config import DedupConfig
-    from stages.dedup.minhash import MinhashSignatures
-    from stages.dedup.shingles import band_hashes, compute_signatures
+    from assay.stages.dedup.config import DedupConfig
+    from assay.stages.dedup.minhash import MinhashSignatures
+    from assay.stages.dedup.shingles import band_hashes, compute_signatures
 
     texts = [d["text"] for d in docs]
     mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6
@@ -125,8 +125,8 @@ def estimator_error(docs: list[dict], pairs: dict, tmp: Path, seeds=(1, 2, 3)) -
     several permutation seeds (pairs share documents, so one seed's bias is noisy)."""
     from datatrove.pipeline.dedup.minhash import MinhashConfig
 
-    from stages.dedup.config import DedupConfig
-    from stages.dedup.shingles import compute_signatures
+    from assay.stages.dedup.config import DedupConfig
+    from assay.stages.dedup.shingles import compute_signatures
 
     texts = [d["text"] for d in docs]
     need = sorted({i for p in pairs for i in p})
@@ -187,7 +187,7 @@ def main() -> None:
     repeats = 1 if args.quick else 3
     scale = 3 if args.quick else 10
 
-    from stages.dedup.shingles import detection_probability, shingle_set
+    from assay.stages.dedup.shingles import detection_probability, shingle_set
 
     t_start = time.perf_counter()
     docs = build_corpus(seed=0)

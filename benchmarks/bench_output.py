@@ -80,9 +80,9 @@ def main() -> None:
     from datatrove.pipeline.writers import ParquetWriter
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    from stages.output.normalize import TextNormalizer, normalize_text
-    from stages.output.shards import ShardWriter
-    from stages.output.tokens import count_tokens
+    from assay.stages.output.normalize import TextNormalizer, normalize_text
+    from assay.stages.output.shards import ShardWriter
+    from assay.stages.output.tokens import count_tokens
 
     texts, origin = load_texts()
     docs = make_docs(texts, args.docs)

@@ -11,7 +11,7 @@ of --repeats runs. Sections and their anchors:
    forked, resource-limited child per document), and page rendering for OCR at 1288 px
    (PNG / JPEG), on a subset of ``--render-pages`` pages.
 2. Routing (pages that need OCR): grouped 5-fold cross-validation by source file over the real
-   shared pages plus synthetic scans (``stages.pdf.train_router``; the model is refitted per fold,
+   shared pages plus synthetic scans (``assay.stages.pdf.train_router``; the model is refitted per fold,
    so every number is held out). Anchors: per-page "fewer than 50 text characters -> OCR" and
    per-document "mean < 100 chars/page -> OCR all pages" (coarse document-level routing).
 3. Detectors: each of the 11 injectors in ``benchmarks/_pdf_inject.py`` applied to every clean
@@ -56,10 +56,10 @@ def bench_speed(repeats: int, render_pages: int) -> None:
     import pymupdf
 
     import _pdf_data
-    from stages.pdf._pdfdoc import extract_page
-    from stages.pdf.ocr import render_page_image
-    from stages.pdf.reader import PdfReader
-    from stages.pdf.textlayer import PdfTextLayer
+    from assay.stages.pdf._pdfdoc import extract_page
+    from assay.stages.pdf.ocr import render_page_image
+    from assay.stages.pdf.reader import PdfReader
+    from assay.stages.pdf.textlayer import PdfTextLayer
 
     files = _pdf_data.born_digital_files()
     docs = [pymupdf.open(f) for f in files]
@@ -110,7 +110,7 @@ def bench_speed(repeats: int, render_pages: int) -> None:
 # ----------------------------------------------------------------------------------------------
 def bench_routing(folds: int = 5) -> None:
     import _pdf_data
-    from stages.pdf.train_router import _group_of, build_dataset, cross_validate, pr
+    from assay.stages.pdf.train_router import _group_of, build_dataset, cross_validate, pr
 
     t0 = time.perf_counter()
     rows = build_dataset(str(_pdf_data.SHARED_PDF), seed=0)
@@ -151,7 +151,7 @@ def bench_routing(folds: int = 5) -> None:
 def bench_detectors() -> None:
     import _pdf_data
     import _pdf_inject
-    from stages.pdf.artifacts import DETECTORS, detect_artifacts
+    from assay.stages.pdf.artifacts import DETECTORS, detect_artifacts
 
     pages = _pdf_data.clean_pages()
     texts = [t for _, _, t, _ in pages]
@@ -203,10 +203,10 @@ def bench_ocr(server: str, endpoint: str | None, model: str | None, max_pages: i
 
     import _pdf_data
 
-    from stages.pdf.ocr import PdfOcr
-    from stages.pdf.reader import PdfReader
-    from stages.pdf.routing import PdfRouter
-    from stages.pdf.textlayer import PdfTextLayer
+    from assay.stages.pdf.ocr import PdfOcr
+    from assay.stages.pdf.reader import PdfReader
+    from assay.stages.pdf.routing import PdfRouter
+    from assay.stages.pdf.textlayer import PdfTextLayer
 
     fake = None
     if server == "fake":

@@ -1,4 +1,4 @@
-"""Scaling and memory of the executor layer (pipeline.executors), measured in the same run.
+"""Scaling and memory of the executor layer (assay.pipeline.executors), measured in the same run.
 
     .venv/bin/python benchmarks/bench_scaling.py [--docs N] [--repeats R] [--no-ray]
 
@@ -78,7 +78,7 @@ def build(kind: str, inputs: Path, out: Path, *, tasks: int, workers: int, setti
     from datatrove.pipeline.readers import JsonlReader
     from datatrove.pipeline.writers import ParquetWriter
 
-    from pipeline.executors import make_executor
+    from assay.pipeline.executors import make_executor
 
     steps = [
         JsonlReader(str(inputs), glob_pattern="*.jsonl.gz"),
@@ -91,7 +91,7 @@ def build(kind: str, inputs: Path, out: Path, *, tasks: int, workers: int, setti
 
 
 def timed_run(kind: str, inputs: Path, work: Path, *, tasks: int, workers: int, settings=None) -> float:
-    from pipeline.executors import run_phases
+    from assay.pipeline.executors import run_phases
 
     out = Path(tempfile.mkdtemp(dir=work))
     ex = build(kind, inputs, out, tasks=tasks, workers=workers, settings=settings)
@@ -115,7 +115,7 @@ def rss_child(inputs: str, out: str) -> None:
     import datasketch  # noqa: F401  (imported before the baseline, like the rest of the stack)
     import pyarrow.parquet  # noqa: F401
 
-    from pipeline.executors import run_phases
+    from assay.pipeline.executors import run_phases
 
     ex = build("local", Path(inputs), Path(out), tasks=1, workers=1)
     baseline = current_rss_mib()

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _web_data import code_fidelity, gold_pages, html_pages, pre_lines, shared_data_dir, token_prf  # noqa: E402
 
-from stages.web.extract import extract_html, extract_html_trafilatura  # noqa: E402
-from stages.web.langid import detect_language, load_model  # noqa: E402
+from assay.stages.web.extract import extract_html, extract_html_trafilatura  # noqa: E402
+from assay.stages.web.langid import detect_language, load_model  # noqa: E402
 
 # bcp47/ISO 639-3 codes whose lid.176 label differs
 _LID_ALIASES = {"cmn": "zh", "arb": "ar", "pes": "fa", "prs": "fa", "zlm": "ms", "zsm": "ms", "ekk": "et",

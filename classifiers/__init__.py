@@ -1,9 +1,9 @@
 """assay classifiers: fastText quality models (train, evaluate, predict, calibrate).
 
-Never imports datatrove. ``import classifiers`` is cheap: fastText loads on first ``load()``.
+Never imports datatrove. ``import assay.classifiers`` is cheap: fastText loads on first ``load()``.
 
-    >>> import classifiers
-    >>> m = classifiers.load("web")
+    >>> import assay.classifiers
+    >>> m = assay.classifiers.load("web")
     >>> m.score(["Some text ..."])          # np.ndarray of floats in [0, 1], higher = better
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from classifiers.model import QualityModel
+    from assay.classifiers.model import QualityModel
 
 __all__ = ["load", "percentile", "ensemble_bucket", "tier_of_bucket", "sampling_weight", "SHIPPED"]
 
@@ -20,14 +20,14 @@ SHIPPED = ("web", "code", "stem", "code_corruption", "pdf")
 
 def load(name: str, *, cache: bool = True) -> "QualityModel":
     """Load a shipped model (``"web"``, ``"code"``, ``"stem"``, ``"code_corruption"``, ``"pdf"``) or a model path."""
-    from classifiers.model import load as _load  # noqa: PLC0415
+    from assay.classifiers.model import load as _load  # noqa: PLC0415
 
     return _load(name, cache=cache)
 
 
 def __getattr__(attr: str):
     if attr in ("percentile", "ensemble_bucket", "tier_of_bucket", "sampling_weight", "bucket_of_percentile"):
-        from classifiers import calibrate  # noqa: PLC0415
+        from assay.classifiers import calibrate  # noqa: PLC0415
 
         return getattr(calibrate, attr)
     raise AttributeError(f"module 'classifiers' has no attribute {attr!r}")

@@ -1,4 +1,4 @@
-"""``python -m classifiers {train,annotate,evaluate,score}``."""
+"""``python -m assay.classifiers {train,annotate,evaluate,score}``."""
 from __future__ import annotations
 
 import argparse
@@ -20,7 +20,7 @@ def _parse_set(items: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    p = argparse.ArgumentParser(prog="python -m classifiers", description="fastText quality classifiers")
+    p = argparse.ArgumentParser(prog="python -m assay.classifiers", description="fastText quality classifiers")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     t = sub.add_parser("train", help="train a classifier from a recipe YAML")
@@ -58,10 +58,10 @@ def main(argv: list[str] | None = None) -> int:
 
     args = p.parse_args(argv)
     if args.cmd == "train":
-        from classifiers.train import load_recipe, train  # noqa: PLC0415
+        from assay.classifiers.train import load_recipe, train  # noqa: PLC0415
 
         recipe = load_recipe(args.config, _parse_set(args.set))
-        cmd = "python -m classifiers train " + " ".join(shlex.quote(x) for x in argv[1:])
+        cmd = "python -m assay.classifiers train " + " ".join(shlex.quote(x) for x in argv[1:])
         card = train(recipe, args.out, data_root=args.data_root, config_path=args.config, command=cmd,
                      verbose=not args.quiet)
         h = card["metrics"]["holdout"]
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
                           "eval_sets": {k: v["roc_auc"] for k, v in card["metrics"]["eval_sets"].items()}}))
         return 0
     if args.cmd == "annotate":
-        from classifiers.annotate import annotate_file  # noqa: PLC0415
+        from assay.classifiers.annotate import annotate_file  # noqa: PLC0415
 
         stats = annotate_file(args.input, args.output, endpoint=args.endpoint, model=args.model, rubric=args.rubric,
                               text_field=args.text_field, limit=args.limit, threshold=args.threshold,
@@ -81,9 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "evaluate":
         import numpy as np  # noqa: PLC0415
 
-        from classifiers import load  # noqa: PLC0415
-        from classifiers.data import build_source, default_data_root  # noqa: PLC0415
-        from classifiers.metrics import evaluate  # noqa: PLC0415
+        from assay.classifiers import load  # noqa: PLC0415
+        from assay.classifiers.data import build_source, default_data_root  # noqa: PLC0415
+        from assay.classifiers.metrics import evaluate  # noqa: PLC0415
 
         spec = {"builder": "labelled", "path": str(Path(args.data).resolve()), "text_field": args.text_field,
                 "label_field": args.label_field}
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(res, indent=1))
         return 0
     if args.cmd == "score":
-        from classifiers import load  # noqa: PLC0415
+        from assay.classifiers import load  # noqa: PLC0415
 
         m = load(args.model)
         recs = [json.loads(line) for line in sys.stdin if line.strip()]

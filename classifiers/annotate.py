@@ -3,7 +3,7 @@ instruction model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint 
 production) using an additive 0-5 rubric, and write labelled JSONL that ``train`` reads with the
 ``labelled`` builder (``score_field: score, score_threshold: 3``).
 
-    python -m classifiers annotate --endpoint http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-7B-Instruct \
+    python -m assay.classifiers annotate --endpoint http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-7B-Instruct \
         --rubric edu --input sample.jsonl --output annotated.jsonl
 
 One failing request (HTTP 5xx, timeout, unparsable reply) never aborts the run: it is retried,
@@ -132,7 +132,7 @@ def annotate_file(input_path: str, output_path: str, *, endpoint: str, model: st
                   text_field: str = "text", limit: int = 0, threshold: float = 3.0, concurrency: int = 8,
                   max_chars: int = 6000, api_key: str | None = None, timeout: float = 60.0) -> dict:
     """Annotate ``input_path`` (JSONL/Parquet) into ``output_path`` JSONL with ``score``/``label`` fields."""
-    from classifiers.data import _read_records  # noqa: PLC0415
+    from assay.classifiers.data import _read_records  # noqa: PLC0415
 
     api_key = api_key or os.environ.get("OPENAI_API_KEY")
     recs = []

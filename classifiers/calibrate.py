@@ -78,7 +78,7 @@ def load_table(name_or_path: str | Path, models_dir: str | Path | None = None) -
     """(score knots, percentile knots) of a shipped model name (``"web"``), a model path or a table path."""
     path = table_path(str(name_or_path), models_dir)
     if not path.exists():
-        raise FileNotFoundError(f"no calibration table at {path}; train the model with `python -m classifiers train`")
+        raise FileNotFoundError(f"no calibration table at {path}; train the model with `python -m assay.classifiers train`")
     return _load_table_cached(str(path))
 
 

@@ -3,7 +3,7 @@
 A training recipe lists *sources*; each names a ``builder`` (how to read it) and its parameters.
 Builders yield :class:`Example` records (text, label or score, group). The same builders read
 user data (``labelled``: JSONL/Parquet with text and label or score), human labels, LLM
-annotations written by ``python -m classifiers annotate``, and the project's reference corpora.
+annotations written by ``python -m assay.classifiers annotate``, and the project's reference corpora.
 
 Paths are relative to the data root (``--data-root``, ``$ASSAY_SHARED_DATA`` or ``../shared/data``)
 unless absolute; ``{stdlib}`` and ``{site_packages}`` expand to this interpreter's directories

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from classifiers.text import Normalization, normalize
+from assay.classifiers.text import Normalization, normalize
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 SHIPPED = ("web", "code", "stem", "code_corruption", "pdf")
@@ -32,7 +32,7 @@ def resolve_model_path(name_or_path: str | os.PathLike) -> Path:
         if not p.exists():
             raise FileNotFoundError(
                 f"no shipped model {s!r} at {p}; train it with "
-                f"`python -m classifiers train --config classifiers/configs/{s}.yaml --out classifiers/models/`")
+                f"`python -m assay.classifiers train --config classifiers/configs/{s}.yaml --out classifiers/models/`")
         return p
     p = Path(s)
     if not p.exists():
@@ -89,7 +89,7 @@ class QualityModel:
         return self._positive_probs(lines) if lines else np.zeros(0, dtype=np.float64)
 
     def percentile(self, scores) -> np.ndarray:
-        from classifiers.calibrate import percentile  # noqa: PLC0415
+        from assay.classifiers.calibrate import percentile  # noqa: PLC0415
 
         return percentile(self.path, scores)
 

@@ -1,6 +1,6 @@
 """Train, evaluate, quantise, calibrate and document one fastText quality classifier from a recipe.
 
-    python -m classifiers train --config classifiers/configs/web.yaml --out classifiers/models/
+    python -m assay.classifiers train --config classifiers/configs/web.yaml --out classifiers/models/
 
 writes ``<out>/<name>.ftz`` (quantised model), ``<name>.card.json`` + ``<name>.card.md`` (data
 sources with sha256, sizes, metrics, calibration, the exact command) and ``<name>.calib.json``
@@ -24,11 +24,11 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from classifiers import metrics as M
-from classifiers.calibrate import build_table, percentile
-from classifiers.data import (balance, build_sources, dedup, default_data_root,
+from assay.classifiers import metrics as M
+from assay.classifiers.calibrate import build_table, percentile
+from assay.classifiers.data import (balance, build_sources, dedup, default_data_root,
                               holdout_split)
-from classifiers.text import Normalization, n_tokens, normalize
+from assay.classifiers.text import Normalization, n_tokens, normalize
 
 
 class FastTextParams(BaseModel):
@@ -128,7 +128,7 @@ def _fmt(x) -> str:
 def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.PathLike | None = None,
           config_path: str | None = None, command: str | None = None, verbose: bool = True) -> dict:
     """Train the recipe's model into ``out_dir``; returns the model card (dict)."""
-    from classifiers.model import QualityModel, _import_fasttext  # noqa: PLC0415
+    from assay.classifiers.model import QualityModel, _import_fasttext  # noqa: PLC0415
 
     ft = _import_fasttext()
     t0 = time.time()
@@ -139,7 +139,7 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
 
     def log(msg: str) -> None:
         if verbose:
-            print(f"[classifiers.train {recipe.name}] {msg}", file=sys.stderr, flush=True)
+            print(f"[assay.classifiers.train {recipe.name}] {msg}", file=sys.stderr, flush=True)
 
     # 1. data
     examples, src_cards = build_sources(_labelled_sources(recipe), root, seed=recipe.seed)
@@ -237,7 +237,7 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
     cfg_sha = hashlib.sha256(json.dumps(cfg_dump, sort_keys=True).encode()).hexdigest()
     if command is None:
         cfg = shlex.quote(_rel(Path(config_path))) if config_path else "<recipe.yaml>"
-        command = f"python -m classifiers train --config {cfg} --out {shlex.quote(_rel(out))}"
+        command = f"python -m assay.classifiers train --config {cfg} --out {shlex.quote(_rel(out))}"
     card = {
         "name": recipe.name,
         "description": recipe.description,
@@ -342,7 +342,7 @@ def _fasttext_version() -> str:
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
-    from classifiers.metrics import _rankdata  # noqa: PLC0415
+    from assay.classifiers.metrics import _rankdata  # noqa: PLC0415
 
     if len(a) < 3:
         return float("nan")

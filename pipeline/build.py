@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.recipe import Recipe, RecipeError, StepSpec
-from pipeline.registry import build_step, get_kind
+from assay.pipeline.recipe import Recipe, RecipeError, StepSpec
+from assay.pipeline.registry import build_step, get_kind
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 
@@ -92,7 +92,7 @@ def check_inputs(recipe: Recipe) -> None:
 
 def check_kinds(recipe: Recipe) -> None:
     """Fail on an unknown stage kind or parameter before any work starts."""
-    from pipeline.registry import check_params
+    from assay.pipeline.registry import check_params
 
     specs: list[StepSpec] = [*recipe.common_steps]
     for src in recipe.sources:
@@ -104,7 +104,7 @@ def check_kinds(recipe: Recipe) -> None:
 
 
 def _dedup_config(recipe: Recipe):
-    from stages.dedup.config import DedupConfig
+    from assay.stages.dedup.config import DedupConfig
 
     d = recipe.dedup
     return DedupConfig(
@@ -114,7 +114,7 @@ def _dedup_config(recipe: Recipe):
 
 
 def _dedup_tasks(recipe: Recipe) -> dict[str, int]:
-    from stages.dedup.config import dedup_phase_tasks
+    from assay.stages.dedup.config import dedup_phase_tasks
 
     return dedup_phase_tasks(_dedup_config(recipe))
 
@@ -138,7 +138,7 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
         for src in recipe.sources:
             steps.append(build_step(src.reader, resolve=resolve_value))
             desc.append(f"{src.reader.kind} [{src.name}]")
-        from stages.common.gate import SourceGate
+        from assay.stages.common.gate import SourceGate
 
         for src in recipe.sources:
             for spec in src.steps:
@@ -148,8 +148,8 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
             steps.append(build_step(spec, resolve=resolve_value))
             desc.append(spec.kind)
         if dedup_on:
-            from stages.decisions.priority import DedupPriority
-            from stages.dedup.minhash import MinhashSignatures
+            from assay.stages.decisions.priority import DedupPriority
+            from assay.stages.dedup.minhash import MinhashSignatures
 
             steps.append(DedupPriority(recipe.decisions.model_dump(mode="json")))
             desc.append("dedup priority (ensemble bucket)")
@@ -162,14 +162,14 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
                 )
             )
             desc.append("minhash + exact-hash signatures")
-        from stages.common.store import SignalStoreWriter
+        from assay.stages.common.store import SignalStoreWriter
 
         steps.append(SignalStoreWriter(str(layout.signals), rows_per_part=recipe.signal_store_rows))
         desc.append("signal store writer")
         phases.append(Phase("signals", steps, tasks, desc))
 
         if dedup_on:
-            from stages.dedup.minhash import MinhashBuckets, MinhashClusters
+            from assay.stages.dedup.minhash import MinhashBuckets, MinhashClusters
 
             ntasks = _dedup_tasks(recipe)
             cfg = _dedup_config(recipe)
@@ -204,14 +204,14 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
                 )
             )
 
-    from stages.common.store import SignalStoreReader
-    from stages.decisions.step import Decide
-    from stages.output.shards import ExclusionWriter, ShardWriter
+    from assay.stages.common.store import SignalStoreReader
+    from assay.stages.decisions.step import Decide
+    from assay.stages.output.shards import ExclusionWriter, ShardWriter
 
     decide_steps: list[Any] = [SignalStoreReader(str(store))]
     desc = [f"signal store reader ({store})"]
     if dedup_on:
-        from stages.dedup.minhash import DedupAnnotate
+        from assay.stages.dedup.minhash import DedupAnnotate
 
         decide_steps.append(DedupAnnotate(clusters_folder=str(clusters)))
         desc.append("dedup annotate (cluster id/size, duplicate_of)")
@@ -241,7 +241,7 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
     desc.append("parquet shard writer")
     phases.append(Phase("decide", decide_steps, tasks, desc))
 
-    from pipeline.finalize import Finalize
+    from assay.pipeline.finalize import Finalize
 
     phases.append(Phase("finalize", [Finalize(str(layout.root))], 1, ["manifest + funnel report"]))
     return phases

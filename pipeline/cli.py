@@ -28,7 +28,7 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def _load(recipe: Optional[str], overrides: list[str]):
-    from pipeline.recipe import RecipeError, load_recipe
+    from assay.pipeline.recipe import RecipeError, load_recipe
 
     try:
         return load_recipe(recipe, overrides)
@@ -105,10 +105,10 @@ def run(
     set_: list[str] = typer.Option([], "--set", help="override a recipe value: key.path=value (repeatable)"),
 ) -> None:
     """Run a recipe. With no recipe, runs the default recipe on the embedded sample."""
-    from pipeline.executors import PhaseFailedError
-    from pipeline.lock import RunLockedError
-    from pipeline.recipe import RecipeError
-    from pipeline.runner import RunFailed, apply_cli_overrides, run_recipe
+    from assay.pipeline.executors import PhaseFailedError
+    from assay.pipeline.lock import RunLockedError
+    from assay.pipeline.recipe import RecipeError
+    from assay.pipeline.runner import RunFailed, apply_cli_overrides, run_recipe
 
     if executor and executor not in ("local", "slurm", "ray"):
         _fail(f"--executor must be local, slurm or ray, not '{executor}'")
@@ -144,8 +144,8 @@ def describe(
     """Print the resolved recipe and the phases and steps it would run. Runs nothing."""
     import yaml
 
-    from pipeline.recipe import RecipeError
-    from pipeline.runner import describe as _describe
+    from assay.pipeline.recipe import RecipeError
+    from assay.pipeline.runner import describe as _describe
 
     rec = _load(recipe, set_)
     try:
@@ -168,7 +168,7 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory")) -> None:
     """Regenerate the funnel report (report.html) of a run and print its text summary."""
     if not (run_dir / "logs").is_dir():
         _fail(f"not a run directory: {run_dir}")
-    from pipeline.report import print_report, render_report
+    from assay.pipeline.report import print_report, render_report
 
     path = render_report(run_dir)
     print_report(run_dir, console=console)
@@ -188,7 +188,7 @@ def show(
     """Print sampled documents with their signals."""
     if not (run_dir / "logs").is_dir():
         _fail(f"not a run directory: {run_dir}")
-    from pipeline import show as _show
+    from assay.pipeline import show as _show
 
     docs = _show.show(
         run_dir, tier=tier, source=source, excluded=excluded or reason is not None, reason=reason, sample=sample,

@@ -20,11 +20,11 @@ def expand_inputs(paths: list[Path]) -> list[Path]:
 
 
 def finalize_run(run_dir: str | Path) -> dict:
-    from pipeline.build import input_paths
-    from pipeline.manifest import build_manifest
-    from pipeline.recipe import recipe_from_dict
-    from pipeline.report import render_report
-    from stages.decisions.rules import tier_weights
+    from assay.pipeline.build import input_paths
+    from assay.pipeline.manifest import build_manifest
+    from assay.pipeline.recipe import recipe_from_dict
+    from assay.pipeline.report import render_report
+    from assay.stages.decisions.rules import tier_weights
 
     run_dir = Path(run_dir)
     data = yaml.safe_load((run_dir / "recipe.resolved.yaml").read_text())
@@ -46,9 +46,9 @@ def _add_mixture_report(run_dir: Path, recipe, manifest: dict) -> dict:
     """The achieved language / file-type mixture against the rebalancing target, in the manifest."""
     import polars as pl
 
-    from pipeline.manifest import write_json_atomically
-    from pipeline.signals import run_store_dirs
-    from stages.decisions.rebalance import mixture_report
+    from assay.pipeline.manifest import write_json_atomically
+    from assay.pipeline.signals import run_store_dirs
+    from assay.stages.decisions.rebalance import mixture_report
 
     rb = recipe.decisions.rebalance
     source = rb.get("source", "code")

@@ -196,7 +196,7 @@ def input_entries(inputs: Iterable[Path | str]) -> list[dict[str, Any]]:
 
 
 def shard_schema_description() -> list[dict[str, Any]]:
-    from stages.output.shards import shard_schema
+    from assay.stages.output.shards import shard_schema
 
     return [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in shard_schema()]
 

@@ -11,7 +11,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.recipe import RecipeError, StepSpec
+from assay.pipeline.recipe import RecipeError, StepSpec
 
 
 @dataclass(frozen=True)
@@ -30,25 +30,25 @@ class StageKind:
 
 
 _KINDS = [
-    StageKind("warc_reader_v1", "stages.web.warc:WarcReader", "reader", "WARC/ARC/WET records -> HTML documents"),
-    StageKind("html_extract_v1", "stages.web.extract:HtmlExtractor", "parse", "HTML -> text, keeping code and math"),
-    StageKind("language_id_v1", "stages.web.langid:LanguageId", "signal", "fastText lid.176 language and score"),
-    StageKind("web_heuristics_v1", "stages.web.heuristics:WebHeuristicSignals", "signal",
+    StageKind("warc_reader_v1", "assay.stages.web.warc:WarcReader", "reader", "WARC/ARC/WET records -> HTML documents"),
+    StageKind("html_extract_v1", "assay.stages.web.extract:HtmlExtractor", "parse", "HTML -> text, keeping code and math"),
+    StageKind("language_id_v1", "assay.stages.web.langid:LanguageId", "signal", "fastText lid.176 language and score"),
+    StageKind("web_heuristics_v1", "assay.stages.web.heuristics:WebHeuristicSignals", "signal",
               "Gopher/C4/FineWeb signals, classic and prose-only"),
-    StageKind("code_reader_v1", "stages.code.reader:CodeReader", "reader", "source trees, archives, Stack-style tables"),
-    StageKind("code_signals_v1", "stages.code.signals:CodeSignals", "signal",
+    StageKind("code_reader_v1", "assay.stages.code.reader:CodeReader", "reader", "source trees, archives, Stack-style tables"),
+    StageKind("code_signals_v1", "assay.stages.code.signals:CodeSignals", "signal",
               "language, generated/vendored/minified/encoded flags, code statistics"),
-    StageKind("decontamination_v1", "stages.code.decontam:Decontamination", "signal",
+    StageKind("decontamination_v1", "assay.stages.code.decontam:Decontamination", "signal",
               "n-gram/substring overlap with evaluation sets"),
-    StageKind("pdf_reader_v1", "stages.pdf.reader:PdfReader", "reader", "PDF files, directories and WARC records"),
-    StageKind("pdf_text_layer_v1", "stages.pdf.textlayer:PdfTextLayer", "parse", "per-page text layer and page features"),
-    StageKind("pdf_router_v1", "stages.pdf.routing:PdfRouter", "signal", "per-page text-layer vs OCR routing"),
-    StageKind("pdf_ocr_v1", "stages.pdf.ocr:PdfOcr", "parse", "VLM OCR of routed pages (vLLM or endpoint)"),
-    StageKind("pdf_artifacts_v1", "stages.pdf.artifacts:PdfArtifactSignals", "signal",
+    StageKind("pdf_reader_v1", "assay.stages.pdf.reader:PdfReader", "reader", "PDF files, directories and WARC records"),
+    StageKind("pdf_text_layer_v1", "assay.stages.pdf.textlayer:PdfTextLayer", "parse", "per-page text layer and page features"),
+    StageKind("pdf_router_v1", "assay.stages.pdf.routing:PdfRouter", "signal", "per-page text-layer vs OCR routing"),
+    StageKind("pdf_ocr_v1", "assay.stages.pdf.ocr:PdfOcr", "parse", "VLM OCR of routed pages (vLLM or endpoint)"),
+    StageKind("pdf_artifacts_v1", "assay.stages.pdf.artifacts:PdfArtifactSignals", "signal",
               "detectors for malformed reconstructions"),
-    StageKind("quality_scores_v1", "stages.signals.quality:QualityScores", "signal",
+    StageKind("quality_scores_v1", "assay.stages.signals.quality:QualityScores", "signal",
               "fastText quality classifiers (web, code, stem) and calibrated percentiles"),
-    StageKind("normalize_v1", "stages.output.normalize:TextNormalizer", "parse", "NFC, mojibake repair, newlines"),
+    StageKind("normalize_v1", "assay.stages.output.normalize:TextNormalizer", "parse", "NFC, mojibake repair, newlines"),
 ]
 
 REGISTRY: dict[str, StageKind] = {k.name: k for k in _KINDS}

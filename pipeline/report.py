@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pipeline.manifest import STAGE_ORDER, load_manifest, summarize_outputs
+from assay.pipeline.manifest import STAGE_ORDER, load_manifest, summarize_outputs
 
 PHASE_ORDER = ("signals", "dedup_buckets", "dedup_clusters", "decide", "finalize")
 REASON_PREFIXES = ("dropped_", "reject/", "excluded/")

@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 import yaml
 
-from pipeline.build import Phase, build_phases, check_inputs, check_kinds
-from pipeline.recipe import Recipe, RecipeError
+from assay.pipeline.build import Phase, build_phases, check_inputs, check_kinds
+from assay.pipeline.recipe import Recipe, RecipeError
 
 
 class RunFailed(RuntimeError):
@@ -75,7 +75,7 @@ def _write_recipe(recipe: Recipe, run_dir: Path) -> str:
 
 
 def _make_executors(recipe: Recipe, phases: list[Phase], run_dir: Path) -> list[Any]:
-    from pipeline.executors import make_executor
+    from assay.pipeline.executors import make_executor
 
     executors = []
     prev = None
@@ -142,9 +142,9 @@ def _known_inputs(run_dir: Path) -> set[tuple[str, str]]:
 def plan_increment(recipe: Recipe, run_dir: Path) -> Recipe | None:
     """For a completed run whose inputs grew: a recipe over only the new (or changed) input files,
     deduplicated against the indexes of the run and its earlier increments. None when nothing is new."""
-    from pipeline.build import resolve_value
-    from pipeline.finalize import expand_inputs
-    from pipeline.manifest import file_sha256
+    from assay.pipeline.build import resolve_value
+    from assay.pipeline.finalize import expand_inputs
+    from assay.pipeline.manifest import file_sha256
 
     if recipe.retier_from or not (run_dir / "manifest.json").exists():
         return None
@@ -173,7 +173,7 @@ def plan_increment(recipe: Recipe, run_dir: Path) -> Recipe | None:
 
 def _merge_increment_manifest(run_dir: Path, inc_dir: Path) -> None:
     """The run's manifest lists each increment (its inputs, shards and totals) beside the first run's."""
-    from pipeline.manifest import write_json_atomically
+    from assay.pipeline.manifest import write_json_atomically
 
     top = json.loads((run_dir / "manifest.json").read_text())
     inc = json.loads((inc_dir / "manifest.json").read_text())
@@ -212,7 +212,7 @@ def run_recipe(
     moved to `output/superseded/<old-hash-12>/` and the new recipe starts a fresh run (no mixing).
     """
     run_dir, phases = prepare(recipe, output)
-    from pipeline.lock import run_lock
+    from assay.pipeline.lock import run_lock
 
     with run_lock(run_dir):
         moved = supersede_changed_run(recipe, run_dir)
@@ -260,7 +260,7 @@ def _run_phases(recipe: Recipe, run_dir: Path, phases: list[Phase], on_phase) ->
             if on_phase:
                 on_phase("done", ph, i, len(phases))
     else:
-        from pipeline.executors import run_phases
+        from assay.pipeline.executors import run_phases
 
         t0 = time.perf_counter()
         run_phases(executors)

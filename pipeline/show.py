@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from stages.output.shards import shuffle_key
+from assay.stages.output.shards import shuffle_key
 
 
 def _files(run_dir: Path, excluded: bool) -> list[Path]:

@@ -17,8 +17,8 @@ def run_store_dirs(run_dir: str | Path) -> tuple[Path, Path]:
 
 
 def load_run_signals(run_dir: str | Path):
-    from stages.common.store import read_signals
-    from stages.decisions.rebalance import join_dedup_lookup
+    from assay.stages.common.store import read_signals
+    from assay.stages.decisions.rebalance import join_dedup_lookup
 
     store, clusters = run_store_dirs(run_dir)
     return join_dedup_lookup(read_signals(store), clusters / "lookup.parquet")

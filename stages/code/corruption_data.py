@@ -98,7 +98,7 @@ def iter_clean_files(clean_dir: str | os.PathLike, *, min_chars: int = 200, max_
     """``(file_id, language, text)`` for source files in the TheAlgorithms ``*.tar.zst`` archives."""
     import zstandard
 
-    from stages.code.langid import detect_language
+    from assay.stages.code.langid import detect_language
 
     for arch in sorted(Path(clean_dir).glob("*.tar.zst")):
         with open(arch, "rb") as fh:

@@ -2,7 +2,7 @@
 
 Every file read becomes one Document (``metadata["source"] = "code"``, ``repo``, ``path``,
 ``license``, ``source_file``, ``code__encoding`` = the codec the bytes were decoded with, see
-``stages.code.inspect.decode_bytes``). Files that cannot be used keep flowing with ``text = ""`` and a
+``assay.stages.code.inspection.decode_bytes``). Files that cannot be used keep flowing with ``text = ""`` and a
 ``reject_reason``: ``code_binary``, ``code_undecodable``, ``code_oversized``,
 ``code_archive_path_traversal``, ``code_archive_link``, ``code_archive_too_many_files``,
 ``code_archive_too_large``, ``code_corrupt_archive``, ``code_broken_record``, ``code_unreadable``.
@@ -22,7 +22,7 @@ from typing import Iterator
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.readers.base import BaseReader
 
-from stages.code.inspect import decode_bytes
+from assay.stages.code.inspection import decode_bytes
 
 __all__ = ["CodeReader", "detect_license", "safe_member_path", "input_kind"]
 

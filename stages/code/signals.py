@@ -5,7 +5,7 @@ Never drops a document. Writes (all keys prefixed ``code__``):
 (``generated``, ``vendored``, ``minified``, ``lockfile``, ``data``, ``encoded``, ``binary``),
 ``evidence`` (JSON object flag -> list of labels), ``rule_reasons`` (comma-joined reason codes of
 the default per-language rules, informational; the decision step applies recipe rules) and the
-numeric signals of ``stages.code.inspect.compute_signals``.
+numeric signals of ``assay.stages.code.inspection.compute_signals``.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ class CodeSignals(PipelineStep):
         self.max_chars = int(max_chars)
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from stages.code.inspect import compute_signals
-        from stages.code.rules import code_rule_decisions
+        from assay.stages.code.inspection import compute_signals
+        from assay.stages.code.rules import code_rule_decisions
 
         for doc in data:
             self.stat_update("documents")

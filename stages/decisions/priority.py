@@ -13,7 +13,7 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 from datatrove.utils.batching import batched
 
-from stages.common.store import signals_frame
+from assay.stages.common.store import signals_frame
 
 
 class DedupPriority(PipelineStep):
@@ -26,8 +26,8 @@ class DedupPriority(PipelineStep):
         self.batch_size = batch_size
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from pipeline.recipe import DecisionSpec
-        from stages.decisions.rules import bucket_expr
+        from assay.pipeline.recipe import DecisionSpec
+        from assay.stages.decisions.rules import bucket_expr
 
         spec = DecisionSpec.model_validate(self.spec)
         for batch in batched(data or (), self.batch_size):

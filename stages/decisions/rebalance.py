@@ -3,7 +3,7 @@
 Recipe block (`decisions.rebalance`):
     {source: code, key: code__language, unit: bytes | tokens, caps: {python: 50000000, "*": ...},
      weights: {javascript: 0.5}, seed: 0}
-Keep probabilities come from `stages.code.rebalance.plan_rebalance` over the amounts that survive
+Keep probabilities come from `assay.stages.code.rebalance.plan_rebalance` over the amounts that survive
 every other decision, and each document is kept by a deterministic draw on its id
 (`rebalance_keep`), so every rank, a re-tier run and a notebook agree.
 """
@@ -30,8 +30,8 @@ def plan(df, spec) -> tuple[dict[str, int], dict[str, float]]:
     """(amount available per key after every other decision, keep probability per key)."""
     import polars as pl
 
-    from stages.code.rebalance import plan_rebalance
-    from stages.decisions.rules import decide_frame
+    from assay.stages.code.rebalance import plan_rebalance
+    from assay.stages.decisions.rules import decide_frame
 
     rb: dict[str, Any] = spec.rebalance
     key, source = rb.get("key", "code__language"), rb.get("source", "code")
@@ -54,7 +54,7 @@ def plan_from_store(store_folder: str | Path, spec, clusters_folder: str | Path 
 
 
 def _store_frame(store_folder, clusters_folder):
-    from stages.common.store import read_signals
+    from assay.stages.common.store import read_signals
 
     df = read_signals(store_folder)
     if clusters_folder is not None:

@@ -1,13 +1,13 @@
 """Decision functions: plain, deterministic functions of stored signals and recipe rules.
 
-The batch run (`stages.decisions.step.Decide`), the re-tier recipe and the notebooks all call these,
+The batch run (`assay.stages.decisions.step.Decide`), the re-tier recipe and the notebooks all call these,
 so a threshold tuned in a notebook means exactly the same thing in a run. Nothing here computes a
 signal; changing a rule never re-runs extraction or scoring.
 
     decide_frame(df, spec) -> df + [keep, tier, reason, bucket]
     decide(signals, spec)  -> Decision(keep, tier, reason, bucket)   # one document
 
-`spec` is a `pipeline.recipe.DecisionSpec` (or a dict of the same shape, e.g. a recipe fragment).
+`spec` is a `assay.pipeline.recipe.DecisionSpec` (or a dict of the same shape, e.g. a recipe fragment).
 Order of reasons: an earlier stage's `reject_reason`, then dedup (`dedup_exact`, `dedup_minhash`),
 then the per-language code rule files (`code_<rule>`, `decisions.code_rules`: specific structural
 detections first), then the recipe rules in order (`<source>_<rule>`), then rebalancing (`<source>_rebalance`), then dropped tiers
@@ -34,7 +34,7 @@ class Decision:
 
 
 def _spec(spec: Any):
-    from pipeline.recipe import DecisionSpec
+    from assay.pipeline.recipe import DecisionSpec
 
     if isinstance(spec, DecisionSpec):
         return spec
@@ -145,7 +145,7 @@ def code_rules_expr(df, spec):
     spec = _spec(spec)
     if not spec.code_rules or "source" not in df.columns or not (df["source"] == "code").any():
         return None
-    from stages.code.rules import code_rule_decisions
+    from assay.stages.code.rules import code_rule_decisions
 
     rules_dir = None if spec.code_rules == "default" else spec.code_rules
     cols = [c for c in df.columns if c.startswith("code__")]
@@ -170,7 +170,7 @@ def decide_frame(df, spec, *, rebalance_probs: Mapping[str, float] | None = None
 
     spec = _spec(spec)
     if spec.rebalance and rebalance_probs is None and _plan and "text" in df.columns:
-        from stages.decisions.rebalance import plan_probabilities
+        from assay.stages.decisions.rebalance import plan_probabilities
 
         rebalance_probs = plan_probabilities(df, spec)
     if df.height == 0:
@@ -215,7 +215,7 @@ def rebalance_failure_expr(df, spec, probs: Mapping[str, float]):
     """Deterministic down-sampling: keep a document of group g when hash(id, seed) < probs[g]."""
     import polars as pl
 
-    from stages.code.rebalance import rebalance_keep
+    from assay.stages.code.rebalance import rebalance_keep
 
     spec = _spec(spec)
     key = spec.rebalance.get("key", "code__language")

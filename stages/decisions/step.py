@@ -8,11 +8,11 @@ from datatrove.data import Document
 from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
-from stages.common.store import signals_frame
+from assay.stages.common.store import signals_frame
 
 
 class Decide(BaseFilter):
-    """Keep/exclude and tier every document with `stages.decisions.rules.decide_frame`.
+    """Keep/exclude and tier every document with `assay.stages.decisions.rules.decide_frame`.
 
     Writes `tier`, `quality__bucket` and `decision__reason` into the metadata; excluded documents go
     to `exclusion_writer` with their reason (never to nowhere).
@@ -37,12 +37,12 @@ class Decide(BaseFilter):
         self._spec_model = None
 
     def _setup(self) -> None:
-        from pipeline.recipe import DecisionSpec
+        from assay.pipeline.recipe import DecisionSpec
 
         self._spec_model = DecisionSpec.model_validate(self.spec)
         if self._spec_model.rebalance and self.store_folder:
             # every rank plans from the whole store, so all ranks draw with the same probabilities
-            from stages.decisions.rebalance import plan_from_store
+            from assay.stages.decisions.rebalance import plan_from_store
 
             self.rebalance_probs = plan_from_store(self.store_folder, self._spec_model, self.clusters_folder)
             for key, p in sorted(self.rebalance_probs.items()):
@@ -54,7 +54,7 @@ class Decide(BaseFilter):
     def filter_batch(self, batch: list[Document]) -> list[bool | tuple[bool, str]]:
         import polars as pl
 
-        from stages.decisions.rules import decide_frame
+        from assay.stages.decisions.rules import decide_frame
 
         if self._spec_model is None:
             self._setup()

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from stages.dedup.config import DedupConfig
+from assay.stages.dedup.config import DedupConfig
 
 
 def lsh_params(threshold: float, num_perm: int, *, min_recall: float = 0.9) -> tuple[int, int]:
@@ -36,7 +36,7 @@ def _scheme(cfg: DedupConfig) -> str:
 def _lsh(texts: Sequence[str], threshold: float, cfg: DedupConfig):
     from datasketch import LeanMinHash, MinHashLSH
 
-    from stages.dedup.shingles import compute_signatures
+    from assay.stages.dedup.shingles import compute_signatures
 
     sb = compute_signatures(list(texts), cfg)
     params = lsh_params(threshold, cfg.num_perm)
@@ -94,7 +94,7 @@ def near_duplicates_of(
     content matches), with their signature-estimated Jaccard, most similar first."""
     cfg = DedupConfig.coerce(config)
     sb, lsh, _ = _lsh(list(corpus_texts), threshold, cfg)
-    from stages.dedup.shingles import compute_signatures
+    from assay.stages.dedup.shingles import compute_signatures
 
     q = compute_signatures([text], cfg)
     hits: set[int] = set()

@@ -1,7 +1,7 @@
 """Typed configuration of exact + MinHash near-duplicate detection.
 
 One `DedupConfig` drives every phase (signatures, buckets, clusters, annotate) and the notebook API
-(`stages.dedup.find_near_duplicates`); all phases of one run, and every index used across runs, must
+(`assay.stages.dedup.find_near_duplicates`); all phases of one run, and every index used across runs, must
 share the fields that change hashing (see `DedupConfig.fingerprint`).
 """
 
@@ -35,7 +35,7 @@ class DedupConfig:
         hash_bits: 32 (default; SIMD-friendly affine permutations mod 2**32) or 64.
         hash_fc: ``"xxhash"`` (the only value): xxh3-64 band hashes, xxh3-128 exact hashes and
             xxh3-64 character hashes; word tokens are hashed for a whole batch at once with a
-            vectorised polynomial hash + murmur3 fmix64 (see `stages.dedup.shingles`).
+            vectorised polynomial hash + murmur3 fmix64 (see `assay.stages.dedup.shingles`).
         lowercase, remove_punctuation, normalize_numbers, strip_accents: text normalisation
             applied before shingling and before the exact content hash (whitespace is always
             collapsed). ``normalize_numbers`` maps every digit to ``0``.

@@ -8,7 +8,7 @@
    policy, lookup of doc -> cluster, and this run's index for the next runs.
 4. `DedupAnnotate` (inside the decide phase): cluster signals on every document; never drops.
 
-File formats: see `stages.dedup.storage`.
+File formats: see `assay.stages.dedup.storage`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from datatrove.data import DocumentsPipeline
 from datatrove.io import DataFolderLike, get_datafolder
 from datatrove.pipeline.base import PipelineStep
 
-from stages.dedup import storage as st
-from stages.dedup.config import KEEP_POLICIES, DedupConfig, dedup_phase_tasks  # noqa: F401 (re-export)
+from assay.stages.dedup import storage as st
+from assay.stages.dedup.config import KEEP_POLICIES, DedupConfig, dedup_phase_tasks  # noqa: F401 (re-export)
 
 SIGNAL_KEYS = (
     "dedup__exact_hash",
@@ -136,7 +136,7 @@ class MinhashSignatures(PipelineStep):
         self.skip_rejected = skip_rejected
 
     def _flush(self, batch, rank, idx0, unit_files, side_files, counts):
-        from stages.dedup.shingles import SignatureBatch, band_hashes, compute_signatures
+        from assay.stages.dedup.shingles import SignatureBatch, band_hashes, compute_signatures
 
         cfg = self.config
         use = [not (self.skip_rejected and d.metadata.get("reject_reason")) for d in batch]
@@ -658,7 +658,7 @@ class DedupAnnotate(PipelineStep):
             with self.track_time():
                 md = doc.metadata
                 if md.get("dedup__exact_hash") is None and "dedup__exact_hash" not in md:
-                    from stages.dedup.shingles import exact_hash
+                    from assay.stages.dedup.shingles import exact_hash
 
                     e = exact_hash(doc.text, self.config)
                     md["dedup__exact_hash"] = e.hex() if e is not None else None

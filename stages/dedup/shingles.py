@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from stages.dedup.config import DedupConfig
+from assay.stages.dedup.config import DedupConfig
 
 _U64 = np.uint64
 _P = np.array([0x9E3779B97F4A7C15], dtype=_U64)  # polynomial multiplier (odd)

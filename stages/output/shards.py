@@ -36,8 +36,8 @@ from typing import Any, Iterable
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from stages.output.normalize import sanitize_text
-from stages.output.tokens import count_method, count_tokens
+from assay.stages.output.normalize import sanitize_text
+from assay.stages.output.tokens import count_method, count_tokens
 
 SCHEMA_VERSION = "1"
 PARTITION_KEYS = ("source", "tier", "language")
@@ -506,7 +506,7 @@ class ExclusionWriter(PipelineStep):
     Args:
         output_folder: local directory (the run's ``excluded/``).
         include_text: also store the text (off by default: excluded text stays in the signal store).
-        tokenizer_path: exact token counts (default: estimate, see stages.output.tokens).
+        tokenizer_path: exact token counts (default: estimate, see assay.stages.output.tokens).
         rows_per_file: rows per exclusion file.
     """
 

@@ -5,7 +5,7 @@ Public notebook API (light imports; pymupdf is loaded lazily):
 ``route_pages(path) -> list[str]``.
 """
 
-from stages.pdf.artifacts import DETECTORS, detect_artifacts
-from stages.pdf.routing import route_pages
+from assay.stages.pdf.artifacts import DETECTORS, detect_artifacts
+from assay.stages.pdf.routing import route_pages
 
 __all__ = ["DETECTORS", "detect_artifacts", "route_pages"]

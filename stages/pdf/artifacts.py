@@ -165,7 +165,7 @@ def _words(text: str) -> list[str]:
 def trustworthy_text_layer(text_layer: str | None) -> bool:
     if not text_layer:
         return False
-    from stages.pdf._pdfdoc import text_stats
+    from assay.stages.pdf._pdfdoc import text_stats
 
     st = text_stats(text_layer)
     return st["words"] >= 40 and st["garb"] < 0.1 and "\ufffd" not in text_layer
@@ -296,7 +296,7 @@ class PdfArtifactSignals(PipelineStep):
     type = "🔢 - SIGNALS"
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from stages.pdf._pdfdoc import OCR_PAGES, page_texts, pdf_media
+        from assay.stages.pdf._pdfdoc import OCR_PAGES, page_texts, pdf_media
 
         for doc in data:
             self.stat_update("documents")

@@ -14,7 +14,7 @@ Per page: render with pymupdf (longest side ``max_side``, PNG for text/line art,
 image-dominated pages or oversized PNGs), olmOCR-style prompt (Markdown, LaTeX math, HTML tables,
 YAML front matter with rotation fields), then
 
-* content retries: when the answer has an artifact (``stages.pdf.artifacts.detect_artifacts``:
+* content retries: when the answer has an artifact (``assay.stages.pdf.artifacts.detect_artifacts``:
   truncation, loops, wrong page vs a trustworthy text layer, ...) the page is retried with the next
   temperature of ``temperatures`` (rising ladder), up to ``max_attempts`` answers;
 * rotation correction: front matter ``is_rotation_valid: false`` + ``rotation_correction: 90|180|270``
@@ -56,8 +56,8 @@ from typing import Any
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from stages.pdf import _isolate
-from stages.pdf._pdfdoc import OCR_PAGES, PAGE_SEP, open_pdf, page_texts, pdf_media, pdf_source, text_stats
+from assay.stages.pdf import _isolate
+from assay.stages.pdf._pdfdoc import OCR_PAGES, PAGE_SEP, open_pdf, page_texts, pdf_media, pdf_source, text_stats
 
 OLMOCR_PROMPT = (
     "Attached is one page of a document that you must process. Just return the plain text representation of "
@@ -418,7 +418,7 @@ class PdfOcr(PipelineStep):
             return await loop.run_in_executor(None, partial(render_page_image, src, i, **kwargs))
 
     async def _ocr_page(self, doc: Document, i: int, generate, *, page_sem, render_pool, loop) -> dict:
-        from stages.pdf.artifacts import detect_artifacts, trustworthy_text_layer
+        from assay.stages.pdf.artifacts import detect_artifacts, trustworthy_text_layer
 
         src = pdf_source(doc)
         layer = page_texts(doc) or []
@@ -518,7 +518,7 @@ class PdfOcr(PipelineStep):
     @staticmethod
     def _ensure_routes(data):
         """Route pages here when no PdfRouter ran before this step (needs PdfTextLayer's features)."""
-        from stages.pdf.routing import route_features
+        from assay.stages.pdf.routing import route_features
 
         for doc in data:
             md = doc.metadata

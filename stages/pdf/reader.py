@@ -2,7 +2,7 @@
 
 Each PDF becomes one ``Document`` (``text=""`` until ``PdfTextLayer`` fills it) whose bytes or path
 travel in ``doc.media[0]`` (``Media(type=MediaType.DOCUMENT)``). Every PDF is validated in a
-forked child with a wall-clock and address-space limit (``stages.pdf._isolate``), so an
+forked child with a wall-clock and address-space limit (``assay.stages.pdf._isolate``), so an
 encrypted, corrupt, bomb-like or endless file yields a document with a ``reject_reason``
 instead of stalling or killing the worker:
 
@@ -32,8 +32,8 @@ from typing import Iterator
 from datatrove.data import Document, DocumentsPipeline, Media, MediaType
 from datatrove.pipeline.base import PipelineStep
 
-from stages.pdf import _isolate
-from stages.pdf._pdfdoc import open_pdf, structure_signals
+from assay.stages.pdf import _isolate
+from assay.stages.pdf._pdfdoc import open_pdf, structure_signals
 
 REASON_ENCRYPTED = "pdf_encrypted"
 REASON_CORRUPT = "pdf_corrupt"

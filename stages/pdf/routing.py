@@ -1,7 +1,7 @@
 """Per-page routing: text layer or VLM OCR, decided by a small logistic-regression model.
 
 The model (``stages/pdf/models/router.json``) is trained by
-``python -m stages.pdf.train_router --out stages/pdf/models/router.json`` on pages of
+``python -m assay.stages.pdf.train_router --out stages/pdf/models/router.json`` on pages of
 ``../shared/data/pdf`` (labelled from ``PDF_INVENTORY.tsv`` plus per-file labels for known bad text
 layers) and synthetic scans of born-digital pages (see ``stages/pdf/train_router.py``). It is a
 plain numpy dot product over features the text-layer step already stores in ``pdf__pages``.
@@ -124,7 +124,7 @@ def route_features(features: list[dict], scanner: bool = False, model: RouterMod
 
 def route_pages(path: str, *, model_path: str | None = None) -> list[str]:
     """``"text"`` or ``"ocr"`` for each page of the PDF at ``path``."""
-    from stages.pdf._pdfdoc import extract_document, scanner_hint
+    from assay.stages.pdf._pdfdoc import extract_document, scanner_hint
 
     d = extract_document(path)
     if d.get("error"):

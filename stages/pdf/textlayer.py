@@ -32,8 +32,8 @@ from loguru import logger
 from datatrove.data import DocumentsPipeline, Media, MediaType
 from datatrove.pipeline.base import PipelineStep
 
-from stages.pdf import _isolate
-from stages.pdf._pdfdoc import PAGE_SEP, PAGE_TEXTS, extract_document, pdf_media, pdf_source, scanner_hint
+from assay.stages.pdf import _isolate
+from assay.stages.pdf._pdfdoc import PAGE_SEP, PAGE_TEXTS, extract_document, pdf_media, pdf_source, scanner_hint
 
 
 def page_signals(features: list[dict], producer: str, creator: str = "") -> dict:

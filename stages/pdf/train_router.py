@@ -1,6 +1,6 @@
 """Train the per-page OCR router.
 
-    python -m stages.pdf.train_router --data ../shared/data/pdf --out stages/pdf/models/router.json
+    python -m assay.stages.pdf.train_router --data ../shared/data/pdf --out stages/pdf/models/router.json
 
 Labels ("ocr" = the text layer is not usable and the page needs a VLM):
 
@@ -33,7 +33,7 @@ import os
 import random
 import time
 
-from stages.pdf.routing import FEATURE_NAMES, RouterModel, page_vector
+from assay.stages.pdf.routing import FEATURE_NAMES, RouterModel, page_vector
 
 BAD_TEXT_LAYER = {
     "olmocr_gnarly/dolma-page-1.pdf", "olmocr_gnarly/olmo-page-1.pdf", "olmocr_gnarly/horribleocr.pdf",
@@ -117,7 +117,7 @@ def build_dataset(data_dir: str, *, seed: int = 0, synth_per_file: int = 6, verb
     """Rows: {file, page, kind, label (1 = ocr), vec}."""
     import pymupdf
 
-    from stages.pdf._pdfdoc import extract_page, scanner_hint
+    from assay.stages.pdf._pdfdoc import extract_page, scanner_hint
 
     rng = random.Random(seed)
     rows: list[dict] = []

@@ -63,9 +63,9 @@ class QualityScores(PipelineStep):
 
     def _load(self) -> dict:
         if self._loaded is None:
-            import classifiers  # noqa: PLC0415
+            import assay.classifiers  # noqa: PLC0415
 
-            self._loaded = {m: classifiers.load(m) for m in self.models}
+            self._loaded = {m: assay.classifiers.load(m) for m in self.models}
         return self._loaded
 
     def _mentioned(self, m: str, names: list[str]) -> bool:
@@ -82,8 +82,8 @@ class QualityScores(PipelineStep):
         return list(self.models)
 
     def _score_batch(self, batch: list[Document]) -> None:
-        from classifiers.calibrate import percentile  # noqa: PLC0415
-        from classifiers.text import normalize  # noqa: PLC0415
+        from assay.classifiers.calibrate import percentile  # noqa: PLC0415
+        from assay.classifiers.text import normalize  # noqa: PLC0415
 
         loaded = self._load()
         normalized: dict[tuple, list[str]] = {}  # one normalisation pass per distinct config (web+stem share)

@@ -562,7 +562,7 @@ def _restore(text: str, rw: _Rewriter) -> str:
 
 def _to_str(html: str | bytes) -> str:
     if isinstance(html, bytes):
-        from stages.web.warc import decode_html_bytes
+        from assay.stages.web.warc import decode_html_bytes
 
         try:
             return decode_html_bytes(html)[0]

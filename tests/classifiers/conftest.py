@@ -71,7 +71,7 @@ def tiny_recipe(labelled_jsonl, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_model(tiny_recipe, tmp_path_factory, ) -> Path:
-    from classifiers.__main__ import main
+    from assay.classifiers.__main__ import main
 
     out = tmp_path_factory.mktemp("models")
     assert main(["train", "--config", str(tiny_recipe), "--out", str(out), "--quiet"]) == 0

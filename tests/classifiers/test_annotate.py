@@ -5,7 +5,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from classifiers.annotate import RUBRICS, annotate_texts, build_messages, parse_score
+from assay.classifiers.annotate import RUBRICS, annotate_texts, build_messages, parse_score
 
 
 class FakeOpenAI(BaseHTTPRequestHandler):
@@ -88,8 +88,8 @@ def test_annotate_texts_retries_and_survives_failures(server):
 def test_annotate_cli_then_train_on_llm_labels(server, tmp_path):
     import pydoc_data.topics as topics
 
-    from classifiers.__main__ import main
-    from classifiers.data import build_source
+    from assay.classifiers.__main__ import main
+    from assay.classifiers.data import build_source
 
     inp = tmp_path / "sample.jsonl"
     good = [v[:1500] + " This definition and example explain the theorem." for _, v in sorted(topics.topics.items())]

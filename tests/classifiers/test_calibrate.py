@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from classifiers.calibrate import (bucket_of_percentile, build_table, ensemble_bucket, percentile,
+from assay.classifiers.calibrate import (bucket_of_percentile, build_table, ensemble_bucket, percentile,
                                    sampling_weight, tier_of_bucket)
 
 

@@ -3,7 +3,7 @@ import itertools
 import numpy as np
 import pytest
 
-from classifiers import metrics as M
+from assay.classifiers import metrics as M
 
 
 def brute_auc(y, s):

@@ -3,7 +3,7 @@ import pickle
 import pytest
 from datatrove.data import Document
 
-from stages.signals.quality import QualityScores, signal_name
+from assay.stages.signals.quality import QualityScores, signal_name
 
 
 def _docs():

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import classifiers
-from classifiers.calibrate import percentile
+import assay.classifiers
+from assay.classifiers.calibrate import percentile
 
-MODELS = Path(classifiers.__file__).parent / "models"
+MODELS = Path(assay.classifiers.__file__).parent / "models"
 SHIPPED = ["web", "code", "stem", "code_corruption", "pdf"]
 
 WIKI = ("The Industrial Revolution was the transition to new manufacturing processes in Great Britain, "
@@ -54,7 +54,7 @@ def test_shipped_model_files_and_card(name):
     assert (MODELS / f"{name}.card.md").exists() and (MODELS / f"{name}.calib.json").exists()
     # synthetic code corruption is the hardest task for a bag-of-n-grams model
     assert card["metrics"]["holdout"]["roc_auc"] >= (0.8 if name == "code_corruption" else 0.9)
-    assert card["reproduce"]["command"] == (f"python -m classifiers train --config classifiers/configs/{name}.yaml"
+    assert card["reproduce"]["command"] == (f"python -m assay.classifiers train --config classifiers/configs/{name}.yaml"
                                             f" --out classifiers/models/")
     import hashlib
     assert hashlib.sha256(model.read_bytes()).hexdigest() == card["model_sha256"]
@@ -64,34 +64,34 @@ def test_shipped_model_files_and_card(name):
 
 def test_load_and_score_shipped():
     for name, good, bad in [("web", WIKI, SPAM), ("stem", MATH, NEWS), ("code", CODE, MINIFIED)]:
-        m = classifiers.load(name)
+        m = assay.classifiers.load(name)
         s = m.score([good, bad])
         assert s.shape == (2,) and np.all((s >= 0) & (s <= 1)), name
         assert s[0] > s[1], (name, s)
-        assert classifiers.load(name) is m  # cached per process
+        assert assay.classifiers.load(name) is m  # cached per process
         p = percentile(name, s)
         assert p[0] > p[1]
 
 
 def test_import_is_cheap_and_datatrove_free():
-    code = ("import sys, classifiers, classifiers.calibrate, classifiers.train, classifiers.data; "
+    code = ("import sys, classifiers, assay.classifiers.calibrate, assay.classifiers.train, assay.classifiers.data; "
             "print('fasttext' in sys.modules, 'datatrove' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
     import re
 
-    for p in Path(classifiers.__file__).parent.rglob("*.py"):
+    for p in Path(assay.classifiers.__file__).parent.rglob("*.py"):
         assert not re.search(r"^\s*(import|from)\s+datatrove", p.read_text(), re.M), p
 
 
 @pytest.mark.shared_data
 def test_web_model_agrees_with_human_judgments(shared_data):
     """Turku line-wise human clean/noise labels, aggregated per document (never trained on)."""
-    from classifiers.data import build_source
-    from classifiers.metrics import roc_auc
+    from assay.classifiers.data import build_source
+    from assay.classifiers.metrics import roc_auc
 
     exs, _ = build_source({"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
                            "langs": ["en"], "unit": "doc"}, shared_data)
     assert len(exs) > 80
-    s = classifiers.load("web").score([e.text for e in exs])
+    s = assay.classifiers.load("web").score([e.text for e in exs])
     assert roc_auc([e.label for e in exs], s) > 0.75

@@ -1,4 +1,4 @@
-from classifiers.text import Normalization, n_tokens, normalize
+from assay.classifiers.text import Normalization, n_tokens, normalize
 
 
 def test_normalize_basic():
@@ -28,7 +28,7 @@ def test_fast_punct_split_matches_reference_regex():
     import random
     import re
 
-    from classifiers.text import _PUNCT, _WS, split_punct
+    from assay.classifiers.text import _PUNCT, _WS, split_punct
 
     rng = random.Random(0)
     alphabet = "ab Z_09\t\n\u00a0\u2028\x1c\x00\x7f.,;:!?()[]{}<>\"'`~@#$%^&*-+=|\\/é’“”—…«»、。中Ω\u0301"

@@ -3,8 +3,8 @@ import json
 import numpy as np
 import pytest
 
-from classifiers.calibrate import load_table
-from classifiers.data import balance, chunk_text, dedup, holdout_split, Example, parse_label
+from assay.classifiers.calibrate import load_table
+from assay.classifiers.data import balance, chunk_text, dedup, holdout_split, Example, parse_label
 
 
 def test_train_writes_model_card_and_calibration(tiny_model):
@@ -17,7 +17,7 @@ def test_train_writes_model_card_and_calibration(tiny_model):
     assert h["roc_auc"] > 0.95 and h["pr_auc"] > 0.9
     assert set(h["at_threshold"]) >= {"precision", "recall", "f1"}
     assert 0 <= h["ece"] <= 1
-    assert card["reproduce"]["command"].startswith("python -m classifiers train --config ")
+    assert card["reproduce"]["command"].startswith("python -m assay.classifiers train --config ")
     assert card["data"][0]["files"][0]["sha256"] and len(card["data"][0]["files"][0]["sha256"]) == 64
     assert card["sizes"]["train_examples"] > 500
     # balanced training set
@@ -28,9 +28,9 @@ def test_train_writes_model_card_and_calibration(tiny_model):
 
 
 def test_loaded_model_scores(tiny_model):
-    import classifiers
+    import assay.classifiers
 
-    m = classifiers.load(str(tiny_model))
+    m = assay.classifiers.load(str(tiny_model))
     prose = ("The assignment statement evaluates the expression list and assigns the single resulting "
              "object to each of the target lists, from left to right, as described in the reference.")
     code = "def _helper(self, x):\n    if x is None:\n        return self._cache.get(x, [])\n    return x + 1\n"
@@ -44,7 +44,7 @@ def test_loaded_model_scores(tiny_model):
 
 
 def test_training_is_reproducible(tiny_recipe, tiny_model, tmp_path):
-    from classifiers.__main__ import main
+    from assay.classifiers.__main__ import main
 
     assert main(["train", "--config", str(tiny_recipe), "--out", str(tmp_path), "--quiet"]) == 0
     a = json.loads((tiny_model.parent / "tiny.card.json").read_text())["model_sha256"]
@@ -53,7 +53,7 @@ def test_training_is_reproducible(tiny_recipe, tiny_model, tmp_path):
 
 
 def test_train_rejects_single_class(tmp_path, labelled_jsonl):
-    from classifiers.train import load_recipe, train
+    from assay.classifiers.train import load_recipe, train
 
     cfg = tmp_path / "one.yaml"
     cfg.write_text(f"name: one\npositive: [{{builder: labelled, path: '{labelled_jsonl}'}}]\n")
@@ -64,7 +64,7 @@ def test_train_rejects_single_class(tmp_path, labelled_jsonl):
 def test_recipe_validation_rejects_unknown_keys(tmp_path):
     from pydantic import ValidationError
 
-    from classifiers.train import load_recipe
+    from assay.classifiers.train import load_recipe
 
     cfg = tmp_path / "bad.yaml"
     cfg.write_text("name: x\nfasttext: {dims: 3}\n")
@@ -97,7 +97,7 @@ def test_data_helpers():
 def test_corruptions_change_text():
     import random
 
-    from classifiers.data import corrupt_code, corrupt_ocr
+    from assay.classifiers.data import corrupt_code, corrupt_ocr
 
     code = "\n".join(f"    value_{i} = compute_something({i})" for i in range(20))
     prose = "The quick brown fox jumps over the lazy dog.\n" * 10
@@ -109,7 +109,7 @@ def test_corruptions_change_text():
 @pytest.mark.shared_data
 def test_train_from_human_line_labels(shared_data, tmp_path):
     """Label source 3: human labels from a file (Turku clean/noise lines), evaluated on its test split."""
-    from classifiers.train import load_recipe, train
+    from assay.classifiers.train import load_recipe, train
 
     tar = shared_data / "quality" / "turku_linewise_text_quality_annotations.tar.zst"
     cfg = tmp_path / "turku.yaml"

@@ -51,7 +51,7 @@ executor:
 
 def assay(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "assay.pipeline.cli", *args], capture_output=True, text=True, timeout=timeout
     )
 
 
@@ -127,7 +127,7 @@ def test_assay_run_on_ray(recipe, reference, tmp_path: Path):
 def test_assay_run_kill_9_and_rerun(recipe, reference, tmp_path: Path, seed: int):
     _, ref_sums = reference
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "pipeline.cli", "run", str(recipe), "--output", str(out)]
+    cmd = [sys.executable, "-m", "assay.pipeline.cli", "run", str(recipe), "--output", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     rng = random.Random(seed)
     # kill after a random number of completed tasks (over all phases) plus a random delay

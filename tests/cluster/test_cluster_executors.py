@@ -13,7 +13,7 @@ from datatrove.executor.local import LocalPipelineExecutor
 from datatrove.executor.ray import RayPipelineExecutor
 from pydantic import ValidationError
 
-from pipeline.executors import (
+from assay.pipeline.executors import (
     AssaySlurmExecutor,
     LocalSettings,
     PhaseFailedError,
@@ -244,7 +244,7 @@ def test_module_has_no_side_effect_imports():
     import subprocess
 
     out = subprocess.run(
-        [sys.executable, "-c", "import sys, pipeline.executors, pipeline.lock; print('ray' in sys.modules)"],
+        [sys.executable, "-c", "import sys, assay.pipeline.executors, assay.pipeline.lock; print('ray' in sys.modules)"],
         capture_output=True,
         text=True,
         check=True,

@@ -1,4 +1,4 @@
-"""Real Ray runs: a two-phase datatrove pipeline through ``pipeline.executors`` on (1) a private
+"""Real Ray runs: a two-phase datatrove pipeline through ``assay.pipeline.executors`` on (1) a private
 local Ray instance started by ``run_phases`` and (2) a cluster started with ``ray start --head``."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.executors import PhaseFailedError, make_executor, run_phases
+from assay.pipeline.executors import PhaseFailedError, make_executor, run_phases
 
 pytestmark = [
     pytest.mark.slow,

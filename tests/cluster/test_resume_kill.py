@@ -25,8 +25,8 @@ JOB = textwrap.dedent(
     import sys, time
     from datatrove.pipeline.readers import JsonlReader, ParquetReader
     from datatrove.pipeline.writers import ParquetWriter
-    from pipeline.executors import make_executor, run_phases
-    from pipeline.lock import run_lock
+    from assay.pipeline.executors import make_executor, run_phases
+    from assay.pipeline.lock import run_lock
 
 
     def slow(data, rank, world_size):  # stands in for real per-document work

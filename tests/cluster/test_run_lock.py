@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import lock as lock_mod
-from pipeline.lock import LOCK_NAME, RunLockedError, pid_alive, read_lock, run_lock
+from assay.pipeline import lock as lock_mod
+from assay.pipeline.lock import LOCK_NAME, RunLockedError, pid_alive, read_lock, run_lock
 
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from pipeline.lock import run_lock
+    from assay.pipeline.lock import run_lock
     with run_lock(sys.argv[1]):
         print("locked", flush=True)
         time.sleep(120)
@@ -118,7 +118,7 @@ def test_concurrent_processes_exactly_one_wins(tmp_path: Path):
     script = textwrap.dedent(
         """
         import sys, time
-        from pipeline.lock import run_lock, RunLockedError
+        from assay.pipeline.lock import run_lock, RunLockedError
         time.sleep(float(sys.argv[2]) - time.time())
         try:
             with run_lock(sys.argv[1]):

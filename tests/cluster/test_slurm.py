@@ -1,5 +1,5 @@
 """Real Slurm runs: a two-phase datatrove pipeline submitted with sbatch through
-``pipeline.executors`` (CI sets the cluster up with .ci/slurm-setup.sh)."""
+``assay.pipeline.executors`` (CI sets the cluster up with .ci/slurm-setup.sh)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.executors import PhaseFailedError, make_executor, run_phases
+from assay.pipeline.executors import PhaseFailedError, make_executor, run_phases
 
 pytestmark = [
     pytest.mark.slow,

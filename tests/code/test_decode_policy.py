@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stages.code.inspect import decode_bytes, inspect_file
-from stages.code.reader import CodeReader
+from assay.stages.code.inspection import decode_bytes, inspect_file
+from assay.stages.code.reader import CodeReader
 
 # broken UTF-8 as the fault suite writes it: lone continuation bytes, truncated sequences, overlongs,
 # an encoded surrogate, \xff\xfe - no charset explains it

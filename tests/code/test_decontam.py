@@ -7,7 +7,7 @@ import re
 import pytest
 from datatrove.data import Document
 
-from stages.code.decontam import Decontamination, EvalIndex, load_eval_items
+from assay.stages.code.decontam import Decontamination, EvalIndex, load_eval_items
 
 from .conftest import archive_member
 

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from stages.code.inspect import FLAGS, decode_bytes, inspect_file
-from stages.code.langid import detect_language
+from assay.stages.code.inspection import FLAGS, decode_bytes, inspect_file
+from assay.stages.code.langid import detect_language
 
 from .conftest import archive_member, shared_file, stdlib_file
 

@@ -14,9 +14,9 @@ def test_local_executor_two_tasks(tmp_path, shared_data):
     from datatrove.executor.local import LocalPipelineExecutor
     from datatrove.pipeline.writers.jsonl import JsonlWriter
 
-    from stages.code.decontam import Decontamination
-    from stages.code.reader import CodeReader
-    from stages.code.signals import CodeSignals
+    from assay.stages.code.decontam import Decontamination
+    from assay.stages.code.reader import CodeReader
+    from assay.stages.code.signals import CodeSignals
 
     inputs = [str(shared_data / "code/real_repo_snapshot/chatnoir-resiliparse_src.tar.zst"),
               str(shared_data / "code/clean_multilang/TheAlgorithms-Kotlin.tar.zst"),

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from stages.code.reader import CodeReader, safe_member_path
-from stages.code.signals import CodeSignals
+from assay.stages.code.reader import CodeReader, safe_member_path
+from assay.stages.code.signals import CodeSignals
 
 MIT = "MIT License\n\nPermission is hereby granted, free of charge, to any person obtaining a copy\n"
 

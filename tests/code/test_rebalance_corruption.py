@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from stages.code.corruption_data import CORRUPTIONS, build_corruption_dataset, corrupt
-from stages.code.rebalance import mixture_report, plan_rebalance, rebalance_keep, target_mixture
+from assay.stages.code.corruption_data import CORRUPTIONS, build_corruption_dataset, corrupt
+from assay.stages.code.rebalance import mixture_report, plan_rebalance, rebalance_keep, target_mixture
 
 
 def test_plan_caps_and_weights():

@@ -8,8 +8,8 @@ import sysconfig
 
 import pytest
 
-from stages.code.inspect import inspect_file
-from stages.code.rules import all_rules, code_rule_decisions, language_family, load_rules
+from assay.stages.code.inspection import inspect_file
+from assay.stages.code.rules import all_rules, code_rule_decisions, language_family, load_rules
 
 from .conftest import STDLIB, archive_member, shared_file, stdlib_file
 

@@ -1,8 +1,8 @@
 import random
 
 
-from stages.dedup import find_near_duplicates, near_duplicates_of
-from stages.dedup.api import lsh_params
+from assay.stages.dedup import find_near_duplicates, near_duplicates_of
+from assay.stages.dedup.api import lsh_params
 
 
 def test_lsh_params_matches_batch_default():

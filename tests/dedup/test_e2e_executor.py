@@ -11,9 +11,9 @@ from datatrove.pipeline.filters import LambdaFilter
 from datatrove.pipeline.readers import JsonlReader
 from datatrove.pipeline.writers import JsonlWriter
 
-from stages.dedup import dedup_phase_tasks
-from stages.dedup.config import DedupConfig
-from stages.dedup.minhash import DedupAnnotate, MinhashBuckets, MinhashClusters, MinhashSignatures, dedup_reason
+from assay.stages.dedup import dedup_phase_tasks
+from assay.stages.dedup.config import DedupConfig
+from assay.stages.dedup.minhash import DedupAnnotate, MinhashBuckets, MinhashClusters, MinhashSignatures, dedup_reason
 
 
 def _read_jsonl(folder):

@@ -9,8 +9,8 @@ from pathlib import Path
 import json
 import pytest
 
-from stages.dedup.config import DedupConfig
-from stages.dedup.minhash import (
+from assay.stages.dedup.config import DedupConfig
+from assay.stages.dedup.minhash import (
     DedupAnnotate,
     MinhashBuckets,
     MinhashClusters,
@@ -215,7 +215,7 @@ def test_annotate_without_clusters_fails_loudly(tmp_path, corpus):
 def test_connected_components_match_reference():
     import numpy as np
 
-    from stages.dedup.minhash import _connected_components
+    from assay.stages.dedup.minhash import _connected_components
 
     rng = np.random.default_rng(0)
     for _ in range(20):
@@ -270,7 +270,7 @@ def test_lookup_parquet_matches_jsonl(tmp_path, corpus, base_texts):
 
 
 def test_signature_errors_are_isolated(tmp_path, corpus, base_texts, monkeypatch):
-    import stages.dedup.shingles as sh
+    import assay.stages.dedup.shingles as sh
 
     real = sh.compute_signatures
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from stages.dedup import find_near_duplicates, jaccard
+from assay.stages.dedup import find_near_duplicates, jaccard
 
 
 @pytest.mark.shared_data

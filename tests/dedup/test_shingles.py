@@ -3,8 +3,8 @@ import random
 import numpy as np
 import pytest
 
-from stages.dedup.config import DedupConfig, dedup_phase_tasks
-from stages.dedup.shingles import (
+from assay.stages.dedup.config import DedupConfig, dedup_phase_tasks
+from assay.stages.dedup.shingles import (
     band_hashes,
     compute_signatures,
     detection_probability,
@@ -96,7 +96,7 @@ def test_s_curve():
 
 
 def test_exact_hash_matches_batch_value():
-    from stages.dedup.shingles import exact_hash
+    from assay.stages.dedup.shingles import exact_hash
 
     texts = ["Hello, World! Café", "plain ascii text here", "", "日本語のテキスト"]
     batch = compute_signatures(texts)

@@ -317,7 +317,7 @@ def write_recipe(path: Path, sources: list[dict], *, tasks: int = 1, dedup: bool
 
 
 def assay(*args: str, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "assay.pipeline.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=REPO, env=env)
 
 

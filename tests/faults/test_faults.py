@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.recipe import load_recipe
-from pipeline.runner import run_recipe
+from assay.pipeline.recipe import load_recipe
+from assay.pipeline.runner import run_recipe
 
 
 # ------------------------------------------------------------------------------------------ helpers

@@ -216,8 +216,8 @@ def run_fake(run_dir: Path, docs: list[Document], *, tokenizer_path: str | None,
     """Two phases through datatrove's LocalPipelineExecutor, laid out like a real run directory."""
     from datatrove.executor.local import LocalPipelineExecutor
 
-    from stages.output.normalize import TextNormalizer
-    from stages.output.shards import ExclusionWriter, ShardWriter
+    from assay.stages.output.normalize import TextNormalizer
+    from assay.stages.output.shards import ExclusionWriter, ShardWriter
 
     run_dir = Path(run_dir)
     LocalPipelineExecutor(
@@ -241,7 +241,7 @@ TIER_WEIGHTS = {"high": 2.0, "medium": 1.0, "low": 0.5}
 
 @pytest.fixture(scope="session")
 def fake_run(tmp_path_factory, documents, bpe_tokenizer) -> Path:
-    from pipeline.manifest import build_manifest
+    from assay.pipeline.manifest import build_manifest
 
     run_dir = tmp_path_factory.mktemp("run")
     inputs_dir = tmp_path_factory.mktemp("inputs")

@@ -13,12 +13,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from stages.output.shards import list_shards
+from assay.stages.output.shards import list_shards
 
 WRITER = r"""
 import random, sys
 from datatrove.data import Document
-from stages.output.shards import ShardWriter
+from assay.stages.output.shards import ShardWriter
 rng = random.Random(0)
 docs = [Document(text=rng.randbytes(12_000).hex(), id=f"d{i}",
                  metadata={"source": "web", "tier": "high", "lang__code": "en", "decision__reason": None})

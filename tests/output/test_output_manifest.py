@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.manifest import build_manifest, load_manifest
-from stages.output.shards import list_shards
+from assay.pipeline.manifest import build_manifest, load_manifest
+from assay.stages.output.shards import list_shards
 
 TIER_WEIGHTS = {"high": 2.0, "medium": 1.0, "low": 0.5}  # as in conftest.fake_run
 

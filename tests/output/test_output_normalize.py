@@ -4,7 +4,7 @@ import unicodedata
 
 from datatrove.data import Document
 
-from stages.output.normalize import TextNormalizer, normalize_text, sanitize_text
+from assay.stages.output.normalize import TextNormalizer, normalize_text, sanitize_text
 
 
 def test_nfc():

@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from datatrove.data import Document
 
-from stages.output.normalize import TextNormalizer, _CONTROL, normalize_text
-from stages.output.shards import ShardWriter, list_shards
+from assay.stages.output.normalize import TextNormalizer, _CONTROL, normalize_text
+from assay.stages.output.shards import ShardWriter, list_shards
 
 LANGS = ("ar", "ca", "hi", "id", "pt", "ur")
 

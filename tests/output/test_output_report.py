@@ -13,8 +13,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.manifest import load_manifest
-from pipeline.report import render_report, report_text
+from assay.pipeline.manifest import load_manifest
+from assay.pipeline.report import render_report, report_text
 
 
 def _chromium() -> str:
@@ -180,7 +180,7 @@ def test_text_summary(fake_run, documents):
 
 
 def test_report_of_an_empty_or_unfinished_run(tmp_path, documents):
-    from stages.output.shards import ShardWriter
+    from assay.stages.output.shards import ShardWriter
 
     page = render_report(tmp_path).read_text()
     assert "No logs/*/stats.json found" in page and "no manifest.json yet" in page
@@ -219,7 +219,7 @@ def test_step_names_are_escaped_and_stats_formats_read(tmp_path):
 
 
 def test_mixed_token_methods_are_flagged(tmp_path, documents, bpe_tokenizer):
-    from stages.output.shards import ExclusionWriter, ShardWriter
+    from assay.stages.output.shards import ExclusionWriter, ShardWriter
 
     docs = documents[:60]
     for _ in ExclusionWriter(str(tmp_path / "excluded")).run(ShardWriter(str(tmp_path / "output"), tokenizer_path=str(bpe_tokenizer)).run(iter(docs))):

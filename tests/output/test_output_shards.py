@@ -9,7 +9,7 @@ import pytest
 from datatrove.data import Document
 from datatrove.pipeline.filters.base_filter import BaseFilter
 
-from stages.output.shards import (
+from assay.stages.output.shards import (
     ExclusionWriter,
     ShardWriter,
     exclusion_schema,

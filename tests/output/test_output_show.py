@@ -4,7 +4,7 @@ import io
 
 from rich.console import Console
 
-from pipeline.show import print_documents, show
+from assay.pipeline.show import print_documents, show
 
 
 def test_show_kept_sample_is_deterministic_and_filtered(fake_run, documents):

@@ -11,8 +11,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.manifest import load_manifest
-from stages.output.shards import list_shards
+from assay.pipeline.manifest import load_manifest
+from assay.stages.output.shards import list_shards
 
 
 def _tokenize(run_dir: Path, out: Path, tokenizer: Path, glob: str, tasks: int = 2) -> dict:

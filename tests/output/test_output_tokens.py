@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from stages.output.tokens import ESTIMATE_METHOD, count_method, count_tokens, estimate_tokens
+from assay.stages.output.tokens import ESTIMATE_METHOD, count_method, count_tokens, estimate_tokens
 
 
 def test_estimate_formula_by_utf8_width():

@@ -1,7 +1,7 @@
 """A local OpenAI-compatible chat server (real HTTP on 127.0.0.1, random port) for OCR tests.
 
 Answers are scripted per page image: the key is the sha1 of the image bytes inside the request's
-data URL (tests compute it with ``stages.pdf.ocr.render_page_image`` and the same parameters the
+data URL (tests compute it with ``assay.stages.pdf.ocr.render_page_image`` and the same parameters the
 step uses). Each key maps to a list of actions consumed in order (the last one repeats):
 
 ``{"text": ..., "finish_reason": "stop"}``   a normal answer

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from stages.pdf import detect_artifacts
-from stages.pdf.artifacts import DETECTORS, PdfArtifactSignals, text_layer_agreement
+from assay.stages.pdf import detect_artifacts
+from assay.stages.pdf.artifacts import DETECTORS, PdfArtifactSignals, text_layer_agreement
 
 CLEAN = (
     "# Water supply report\n\n"
@@ -65,7 +65,7 @@ def test_nfkc_agreement_and_untrusted_layer():
 def test_step_counts_per_page():
     from datatrove.data import Document, Media, MediaType
 
-    from stages.pdf._pdfdoc import OCR_PAGES, PAGE_TEXTS
+    from assay.stages.pdf._pdfdoc import OCR_PAGES, PAGE_TEXTS
 
     m = Media(id="d", type=MediaType.DOCUMENT, url="d")
     m.metadata[PAGE_TEXTS] = [CLEAN, "", CLEAN]

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from stages.pdf.artifacts import PdfArtifactSignals
-from stages.pdf.ocr import PdfOcr
-from stages.pdf.reader import PdfReader
-from stages.pdf.routing import PdfRouter
-from stages.pdf.textlayer import PdfTextLayer
+from assay.stages.pdf.artifacts import PdfArtifactSignals
+from assay.stages.pdf.ocr import PdfOcr
+from assay.stages.pdf.reader import PdfReader
+from assay.stages.pdf.routing import PdfRouter
+from assay.stages.pdf.textlayer import PdfTextLayer
 
 ALLOWED = {"text", "ocr", "fallback", "pdf_ocr_failed", "pdf_ocr_unavailable"}
 

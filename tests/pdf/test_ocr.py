@@ -7,9 +7,9 @@ import socket
 
 import pytest
 
-from stages.pdf.ocr import PdfOcr, parse_olmocr_output, render_page_image
-from stages.pdf.reader import PdfReader
-from stages.pdf.textlayer import PdfTextLayer
+from assay.stages.pdf.ocr import PdfOcr, parse_olmocr_output, render_page_image
+from assay.stages.pdf.reader import PdfReader
+from assay.stages.pdf.textlayer import PdfTextLayer
 
 MAX_SIDE = 640  # small renders keep the tests fast
 ALLOWED = {"text", "ocr", "fallback", "pdf_ocr_failed", "pdf_ocr_unavailable"}

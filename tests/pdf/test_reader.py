@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from stages.pdf import _isolate
-from stages.pdf.reader import PdfReader, validate_pdf
+from assay.stages.pdf import _isolate
+from assay.stages.pdf.reader import PdfReader, validate_pdf
 
 
 def _read(paths, **kw):

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from stages.pdf import route_pages
-from stages.pdf.reader import PdfReader
-from stages.pdf.routing import DEFAULT_MODEL, FEATURE_NAMES, PdfRouter, RouterModel
-from stages.pdf.textlayer import PdfTextLayer
+from assay.stages.pdf import route_pages
+from assay.stages.pdf.reader import PdfReader
+from assay.stages.pdf.routing import DEFAULT_MODEL, FEATURE_NAMES, PdfRouter, RouterModel
+from assay.stages.pdf.textlayer import PdfTextLayer
 
 
 def test_shipped_model_matches_features():
@@ -54,7 +54,7 @@ def test_router_step(tmp_path, pf):
 
 
 def test_training_pipeline_small(tmp_path, pf):
-    from stages.pdf import train_router as tr
+    from assay.stages.pdf import train_router as tr
 
     data = tmp_path / "data"
     data.mkdir()

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from stages.pdf._pdfdoc import page_texts
-from stages.pdf.reader import PdfReader
-from stages.pdf.textlayer import PdfTextLayer
+from assay.stages.pdf._pdfdoc import page_texts
+from assay.stages.pdf.reader import PdfReader
+from assay.stages.pdf.textlayer import PdfTextLayer
 
 
 def _run(paths, **kw):

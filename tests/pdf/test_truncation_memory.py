@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from stages.pdf import _isolate
-from stages.pdf._pdfdoc import extract_document, open_pdf, structure_signals
-from stages.pdf.reader import PdfReader, probe_pdf
-from stages.pdf.textlayer import PdfTextLayer
+from assay.stages.pdf import _isolate
+from assay.stages.pdf._pdfdoc import extract_document, open_pdf, structure_signals
+from assay.stages.pdf.reader import PdfReader, probe_pdf
+from assay.stages.pdf.textlayer import PdfTextLayer
 
 
 def _read_one(path, **kw):

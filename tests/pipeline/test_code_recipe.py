@@ -8,9 +8,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.recipe import load_recipe
-from pipeline.runner import run_recipe
-from stages.common.store import read_signals
+from assay.pipeline.recipe import load_recipe
+from assay.pipeline.runner import run_recipe
+from assay.stages.common.store import read_signals
 
 
 @pytest.mark.slow

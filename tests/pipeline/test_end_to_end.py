@@ -13,16 +13,16 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.recipe import load_recipe
-from pipeline.runner import run_recipe
-from stages.common.store import read_signals
+from assay.pipeline.recipe import load_recipe
+from assay.pipeline.runner import run_recipe
+from assay.stages.common.store import read_signals
 
 CORE_COLUMNS = {"id", "text", "source", "language", "tier", "token_count"}
 
 
 def assay(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=600
+        [sys.executable, "-m", "assay.pipeline.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=600
     )
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.build import SAMPLE_DIR
-from pipeline.recipe import load_recipe
-from pipeline.runner import run_recipe
-from stages.common.store import read_signals
+from assay.pipeline.build import SAMPLE_DIR
+from assay.pipeline.recipe import load_recipe
+from assay.pipeline.runner import run_recipe
+from assay.stages.common.store import read_signals
 
 RECIPE = """\
 name: incr

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.recipe import RecipeError, load_recipe
-from pipeline.registry import REGISTRY, check_params
+from assay.pipeline.recipe import RecipeError, load_recipe
+from assay.pipeline.registry import REGISTRY, check_params
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -3,8 +3,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from pipeline.recipe import DecisionSpec
-from stages.decisions.rules import decide, decide_frame, hash_fraction
+from assay.pipeline.recipe import DecisionSpec
+from assay.stages.decisions.rules import decide, decide_frame, hash_fraction
 
 SPEC = {
     "rules": [
@@ -77,7 +77,7 @@ def test_hash_fraction_is_deterministic_and_uniformish():
 def test_priority_step_keeps_every_document_without_an_ensemble():
     from datatrove.data import Document
 
-    from stages.decisions.priority import DedupPriority
+    from assay.stages.decisions.priority import DedupPriority
 
     docs = [Document(text="x", id=str(i), metadata={"source": "web"}) for i in range(5)]
     out = list(DedupPriority({}).run(iter(docs)))
@@ -100,7 +100,7 @@ def test_code_rule_files_give_specific_reasons_before_recipe_floors():
 def test_rebalance_is_deterministic_and_respects_caps():
     import polars as pl
 
-    from stages.decisions.rebalance import plan
+    from assay.stages.decisions.rebalance import plan
 
     rows = [{"id": f"py{i}", "source": "code", "code__language": "python", "text": "x" * 100} for i in range(400)]
     rows += [{"id": f"lua{i}", "source": "code", "code__language": "lua", "text": "y" * 100} for i in range(40)]

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from datatrove.data import Document
 
-from stages.common.gate import SourceGate
-from stages.common.store import SignalStoreReader, SignalStoreWriter, list_parts, read_signals, rows_to_table
+from assay.stages.common.gate import SourceGate
+from assay.stages.common.store import SignalStoreReader, SignalStoreWriter, list_parts, read_signals, rows_to_table
 
 
 def test_rows_with_mixed_types_and_keys():

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from stages.web.extract import HtmlExtractor
-from stages.web.heuristics import WebHeuristicSignals
-from stages.web.langid import LanguageId
-from stages.web.warc import WarcReader
+from assay.stages.web.extract import HtmlExtractor
+from assay.stages.web.heuristics import WebHeuristicSignals
+from assay.stages.web.langid import LanguageId
+from assay.stages.web.warc import WarcReader
 
 
 def test_steps_pickle():

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from datatrove.data import Document
 
-from stages.web.extract import HtmlExtractor, extract_html, extract_html_detailed, mathml_to_latex
+from assay.stages.web.extract import HtmlExtractor, extract_html, extract_html_detailed, mathml_to_latex
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +167,7 @@ def test_code_fidelity_on_real_pages(shared_data: Path):
 @pytest.mark.shared_data
 def test_real_warc_pages_extract(shared_data: Path):
     """Extraction over every HTML record of the real WARC files: no crash, mostly non-empty."""
-    from stages.web.warc import WarcReader
+    from assay.stages.web.warc import WarcReader
 
     docs = list(HtmlExtractor().run(WarcReader([str(shared_data / "warc")]).run()))
     ok = [d for d in docs if not d.metadata.get("reject_reason")]

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from datatrove.data import Document
 
-from stages.web.heuristics import (
+from assay.stages.web.heuristics import (
     WebHeuristicSignals,
     c4_signals,
     fineweb_signals,

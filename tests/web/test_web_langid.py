@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from datatrove.data import Document
 
-from stages.web.langid import (
+from assay.stages.web.langid import (
     LanguageId,
     default_model_path,
     detect_language,

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from stages.web.extract import HtmlExtractor
-from stages.web.heuristics import WebHeuristicSignals, web_heuristic_signals
-from stages.web.langid import LanguageId
-from stages.web.rules import default_web_rules
-from stages.web.warc import WarcReader
+from assay.stages.web.extract import HtmlExtractor
+from assay.stages.web.heuristics import WebHeuristicSignals, web_heuristic_signals
+from assay.stages.web.langid import LanguageId
+from assay.stages.web.rules import default_web_rules
+from assay.stages.web.warc import WarcReader
 
 _OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
         "!=": operator.ne}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stages.web.warc import (
+from assay.stages.web.warc import (
     WARC_REASON_CODES,
     WarcReader,
     classify_payload,

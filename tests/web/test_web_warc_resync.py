@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from stages.web.warc import WarcReader, find_gzip_member, is_record_start_line
+from assay.stages.web.warc import WarcReader, find_gzip_member, is_record_start_line
 
 CC2020 = "resiliparse/resiliparse_warcfile_cc2020.warc.gz"  # 50 records, one gzip member each
 DOLMA = "dolma/sample-0000.warc.gz"  # 48 records, `<uri>` quirks
@@ -413,7 +413,7 @@ def test_is_record_start_line():
 @pytest.mark.shared_data
 def test_real_files_need_no_resync(warc_dir: Path):
     """Intact real archives (WARC, WET, WAT, ARC, plain and gzip) never trigger a resync or a region."""
-    from stages.web.warc import expand_paths
+    from assay.stages.web.warc import expand_paths
 
     for f in expand_paths([str(warc_dir)]):
         docs, st = read(Path(f))

@@ -13,9 +13,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from stages.code import detectors as D
-from stages.code.langid import detect_language
-from stages.code.rules import code_rule_decisions, language_family
+from assay.stages.code import detectors as D
+from assay.stages.code.langid import detect_language
+from assay.stages.code.rules import code_rule_decisions, language_family
 
 __all__ = ["FileReport", "inspect_file", "inspect_text", "decode_bytes", "compute_signals", "FLAGS"]
 
