@@ -1,30 +1,68 @@
-"""The `assay` command line."""
+"""The `assay` command line.
+
+Terminal contract: a default run prints one progress line per phase and a short summary (task logs
+go to ``<run>/logs/<phase>/logs/``; ``--verbose`` shows them, ``--quiet`` shows only the summary and
+errors). Every user error is one line on stderr and exit code 2; a failed run exits 1; Ctrl-C says
+what finished and the command that resumes, and exits 130.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
 import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
+    pretty_exceptions_enable=False,
     help="assay: raw pretraining sources -> clean, deduplicated, quality-tiered Parquet shards.",
 )
-console = Console()
-err = Console(stderr=True)
 
-DEFAULT_OUTPUT = Path("runs/default")
+
+def _make_console(stderr: bool = False) -> Console:
+    """A rich console that does not wrap at 80 columns when the output is not a terminal."""
+    stream = sys.stderr if stderr else sys.stdout
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    width = None if tty or os.environ.get("COLUMNS") else 10_000
+    return Console(stderr=stderr, width=width, soft_wrap=not tty, highlight=False)
+
+
+console = _make_console()
+err = _make_console(stderr=True)
+
+RUNS_DIR = Path("runs")
 
 
 def _fail(message: str, code: int = 2) -> None:
     err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("assay")
+        except PackageNotFoundError:  # pragma: no cover - running from a checkout without install
+            v = "unknown"
+        console.print(f"assay {v}", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True, help="print the version"),
+) -> None:
+    """assay: raw pretraining sources -> clean, deduplicated, quality-tiered Parquet shards."""
 
 
 def _load(recipe: Optional[str], overrides: list[str]):
@@ -36,6 +74,11 @@ def _load(recipe: Optional[str], overrides: list[str]):
         _fail(str(e))
 
 
+def default_output(recipe) -> Path:
+    """Where a recipe writes without ``--output``: ``runs/<recipe name>``."""
+    return RUNS_DIR / recipe.name
+
+
 def _step_stats(phase_stats: list[dict]) -> dict[str, dict]:
     out = {}
     for s in phase_stats:
@@ -43,101 +86,163 @@ def _step_stats(phase_stats: list[dict]) -> dict[str, dict]:
     return out
 
 
-def print_summary(result) -> None:
-    t = Table(title=f"assay run: {result.run_dir}", title_justify="left")
-    for col in ("phase", "tasks", "seconds", "status"):
-        t.add_column(col, justify="right" if col in ("tasks", "seconds") else "left")
-    for ph in result.phases:
-        t.add_row(ph.name, str(ph.tasks), f"{ph.seconds:.1f}", "skipped (complete)" if ph.skipped else "ran")
-    console.print(t)
+def _counts(items: dict[str, int], limit: int = 6) -> str:
+    top = sorted(items.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ", ".join(f"{k} {v:,}" for k, v in top[:limit])
+    return text + (f", +{len(top) - limit} more" if len(top) > limit else "")
 
-    decide = next((p for p in result.phases if p.name == "decide"), None)
-    if decide and decide.stats:
-        steps = _step_stats(decide.stats)
-        d = next((v for k, v in steps.items() if "decide" in k), {})
-        kept = d.get("forwarded", 0)
-        total = d.get("total", 0)
-        r = Table(title="documents", title_justify="left")
-        r.add_column("outcome")
-        r.add_column("documents", justify="right")
-        r.add_row("[bold]read[/]", str(total))
-        for k in sorted(d):
-            if k.startswith("tier/"):
-                r.add_row(f"kept, tier {k[5:]}", str(d[k]))
-        for k in sorted(d):
-            if k.startswith("dropped_"):
-                r.add_row(f"excluded: {k[len('dropped_'):]}", str(d[k]))
-        r.add_row("[bold]written[/]", str(kept))
-        r.add_row("[bold]excluded[/]", str(d.get("dropped", 0)))
-        console.print(r)
-        for k in sorted(d):
-            if k.startswith("rule_signal_absent/"):
-                console.print(
-                    f"[yellow]warning:[/] rule '{k.split('/', 1)[1]}': its signal was missing on documents it "
-                    "applies to (typo, or a step not in the recipe?); it kept them (when_missing)", highlight=False
-                )
-    ocr_note = any(
-        any(k.startswith("ocr_backend_unavailable") for k in st)
-        for ph in result.phases
-        for st in _step_stats(ph.stats).values()
+
+def summary_lines(result) -> list[str]:
+    """The end-of-run summary: a few lines (documents, tiers, exclusions, where things are)."""
+    lines: list[str] = []
+    steps: dict[str, dict] = {}
+    for ph in result.phases:
+        steps.update(_step_stats(ph.stats))
+    decide = next((v for k, v in steps.items() if "decide" in k), {})
+    m = result.manifest or {}
+    totals = m.get("totals", {})
+    excl = m.get("excluded", {}) if isinstance(m.get("excluded"), dict) else {}
+    written = totals.get("documents", decide.get("forwarded", 0))
+    n_excl = excl.get("documents", decide.get("dropped", 0))
+    lines.append(
+        f"{written + n_excl:,} documents: {written:,} written ({totals.get('tokens', 0):,} tokens, "
+        f"{totals.get('shards', 0)} shards), {n_excl:,} excluded"
     )
-    if ocr_note:
-        console.print("[yellow]note:[/] PDF OCR: no VLM backend configured (server: none); pages routed to "
-                      "OCR used the text layer or were excluded with a reason", highlight=False)
-    if result.manifest:
-        m = result.manifest
-        totals = m.get("totals", {})
-        console.print(
-            f"manifest: {result.run_dir / 'manifest.json'}  shards: {len(m.get('shards', []))}  "
-            f"documents: {totals.get('documents', '?')}  tokens: {totals.get('tokens', '?')}"
+    tiers = {t: v["documents"] for t, v in m.get("by_tier", {}).items()} or {
+        k[5:]: v for k, v in decide.items() if k.startswith("tier/")
+    }
+    if tiers:
+        lines.append(f"  kept by tier: {_counts(tiers, 8)}")
+    by_stage = {st: v["documents"] for st, v in excl.get("by_stage", {}).items() if v.get("documents")}
+    if by_stage:
+        lines.append(f"  excluded by stage: {_counts(by_stage)}")
+    reasons = {r: v["documents"] for r, v in excl.get("by_reason", {}).items()} or {
+        k[len("dropped_"):]: v for k, v in decide.items() if k.startswith("dropped_")
+    }
+    if reasons:
+        lines.append(f"  top reasons: {_counts(reasons, 3)}")
+    absent = sorted(k.split("/", 1)[1] for st in steps.values() for k in st if k.startswith("rule_signal_absent/"))
+    if absent:
+        lines.append(
+            f"warning: rules whose signal was missing on documents they apply to (kept them): {', '.join(absent)} "
+            "(typo, or a step not in the recipe?)"
         )
-    if (result.run_dir / "report.html").exists():
-        console.print(f"report:   {result.run_dir / 'report.html'}")
+    if any(k.startswith("ocr_backend_unavailable") for st in steps.values() for k in st):
+        lines.append("note: no OCR backend (server: none): OCR pages used their text layer or were excluded")
+    run_dir = _shown(result.run_dir)
+    lines.append(f"run: {run_dir}/ (output/, manifest.json, report.html)")
+    lines.append(f"next: assay report {run_dir}   assay show {run_dir}")
+    return lines
+
+
+def _shown(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _check_executor(rec) -> None:
+    """Executor problems the run would only meet later, as one-line user errors."""
+    from pydantic import ValidationError
+
+    from assay.pipeline.executors import validate_settings
+
+    try:
+        validate_settings(rec.executor.kind, rec.executor.settings)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "settings"
+        _fail(f"executor.settings.{where}: {first['msg']} (executor {rec.executor.kind})")
+    except ValueError as e:
+        _fail(f"executor.settings: {e}")
+    if rec.executor.kind == "slurm" and shutil.which("sbatch") is None:
+        _fail("--executor slurm needs 'sbatch' on PATH: run on a Slurm login node (or use --executor local)")
+    if rec.executor.kind == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            _fail("--executor ray needs Ray: pip install 'assay[ray]'")
+
+
+def _resume_command() -> str:
+    return shlex.join(["assay", *sys.argv[1:]])
 
 
 @app.command()
 def run(
     recipe: Optional[str] = typer.Argument(None, help="recipe file or shipped recipe name (default: the embedded sample)"),
-    output: Path = typer.Option(DEFAULT_OUTPUT, "--output", "-o", help="run directory"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="run directory (default: runs/<recipe name>)"),
     executor: Optional[str] = typer.Option(None, "--executor", help="local | slurm | ray (overrides the recipe)"),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="parallel workers (local) / concurrency"),
     tasks: Optional[int] = typer.Option(None, "--tasks", min=1, help="tasks per parallel phase"),
-    set_: list[str] = typer.Option([], "--set", help="override a recipe value: key.path=value (repeatable)"),
+    set_: list[str] = typer.Option(
+        [], "--set",
+        help="override a recipe value: key.path=value; list items by index or name "
+        "(decisions.rules.min_words.value=200); key=@file.yaml reads the value from a file (repeatable)",
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="print only the final summary and errors"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="also print datatrove's task logs"),
 ) -> None:
     """Run a recipe. With no recipe, runs the default recipe on the embedded sample."""
-    from assay.pipeline.executors import PhaseFailedError
+    from assay.pipeline.executors import PhaseFailedError, configure_logging
     from assay.pipeline.lock import RunLockedError
+    from assay.pipeline.progress import PhaseProgress
     from assay.pipeline.recipe import RecipeError
     from assay.pipeline.runner import RunFailed, apply_cli_overrides, run_recipe
 
     if executor and executor not in ("local", "slurm", "ray"):
         _fail(f"--executor must be local, slurm or ray, not '{executor}'")
+    if quiet and verbose:
+        _fail("--quiet and --verbose exclude each other")
+    configure_logging(verbose=verbose, quiet=quiet)
     rec = _load(recipe, set_)
     try:
         rec = apply_cli_overrides(rec, executor=executor, workers=workers, tasks=tasks)
     except Exception as e:  # pydantic validation of overrides
         _fail(str(e).splitlines()[0])
+    _check_executor(rec)
+    output = output if output is not None else default_output(rec)
+
+    progress = PhaseProgress(console, live=console.is_terminal, enabled=not quiet)
+    where = {"run_dir": Path(output)}
 
     def on_phase(event, ph, i, n):
-        if event == "superseded":
-            console.print(f"[yellow]recipe changed:[/] the earlier run in this directory moved to {ph.name}; "
-                          "starting a fresh run", highlight=False)
-        if event == "start":
-            console.print(f"[bold cyan]phase {i + 1}/{n}[/] {ph.name}: {ph.tasks} task(s)")
+        if event == "run_dir":
+            where["run_dir"] = Path(ph.name)
+        elif event == "superseded" and not quiet:
+            console.print(f"recipe changed: the earlier run in this directory moved to {_shown(Path(ph.name))}; "
+                          "starting a fresh run", highlight=False, markup=False)
+        elif event == "start":
+            progress.start(ph.name, where["run_dir"] / "logs" / ph.name, ph.tasks)
+        elif event == "done":
+            progress.finish()
 
     try:
         result = run_recipe(rec, output, on_phase=on_phase)
+    except KeyboardInterrupt:
+        running = progress.running_tasks()
+        progress.close()
+        done = ", ".join(progress.finished) or "no phase"
+        now = f"; {progress.current} had {running[0]}/{running[1]} tasks done" if running else ""
+        err.print(f"interrupted: finished {done}{now}; resume with: {_resume_command()}", markup=False)
+        raise typer.Exit(130)
     except (RecipeError, RunLockedError) as e:
+        progress.close()
         _fail(str(e))
     except (RunFailed, PhaseFailedError) as e:
+        progress.close()
         _fail(str(e), code=1)
-    print_summary(result)
+    progress.close()
+    for line in summary_lines(result):
+        console.print(line, markup=False)
 
 
 @app.command()
 def describe(
     recipe: Optional[str] = typer.Argument(None, help="recipe file or shipped recipe name"),
-    output: Path = typer.Option(DEFAULT_OUTPUT, "--output", "-o"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="run directory (default: runs/<recipe name>)"),
     set_: list[str] = typer.Option([], "--set", help="override a recipe value: key.path=value"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
@@ -149,13 +254,13 @@ def describe(
 
     rec = _load(recipe, set_)
     try:
-        info = _describe(rec, output)
+        info = _describe(rec, output if output is not None else default_output(rec))
     except RecipeError as e:
         _fail(str(e))
     if as_json:
         print(json.dumps(info, indent=2))
         return
-    console.rule(f"recipe {rec.name} (sha256 {info['hash'][:12]})")
+    console.print(f"# recipe {rec.name} (sha256 {info['hash'][:12]})", markup=False)
     console.print(yaml.safe_dump(info["recipe"], sort_keys=False), highlight=False, markup=False)
     for i, ph in enumerate(info["phases"], 1):
         console.print(f"[bold]phase {i}: {ph['name']}[/] ({ph['tasks']} task(s))")
@@ -163,16 +268,23 @@ def describe(
             console.print(f"  - {s}", highlight=False, markup=False)
 
 
+def _run_dir_arg(run_dir: Path) -> Path:
+    if not run_dir.exists():
+        _fail(f"no such run directory: {run_dir}")
+    if not (run_dir / "logs").is_dir() and not (run_dir / "recipe.resolved.yaml").exists():
+        _fail(f"not a run directory: {run_dir} (no logs/ or recipe.resolved.yaml)")
+    return run_dir
+
+
 @app.command()
 def report(run_dir: Path = typer.Argument(..., help="a run directory")) -> None:
     """Regenerate the funnel report (report.html) of a run and print its text summary."""
-    if not (run_dir / "logs").is_dir():
-        _fail(f"not a run directory: {run_dir}")
+    _run_dir_arg(run_dir)
     from assay.pipeline.report import print_report, render_report
 
     path = render_report(run_dir)
     print_report(run_dir, console=console)
-    console.print(f"report: {path}")
+    console.print(f"report: {path}", markup=False)
 
 
 @app.command()
@@ -184,23 +296,29 @@ def show(
     reason: Optional[str] = typer.Option(None, "--reason", help="only excluded documents with this reason code"),
     sample: int = typer.Option(5, "--sample", min=1, help="how many documents"),
     seed: int = typer.Option(0, "--seed"),
+    signals: bool = typer.Option(False, "--signals", help="every signal (default: a compact summary per group)"),
+    max_chars: int = typer.Option(1200, "--chars", min=1, help="characters of text to print per document"),
 ) -> None:
-    """Print sampled documents with their signals."""
-    if not (run_dir / "logs").is_dir():
-        _fail(f"not a run directory: {run_dir}")
+    """Print sampled documents: their text first, then a compact summary of their signals."""
+    _run_dir_arg(run_dir)
     from assay.pipeline import show as _show
 
     docs = _show.show(
         run_dir, tier=tier, source=source, excluded=excluded or reason is not None, reason=reason, sample=sample,
         seed=seed,
     )
-    _show.print_documents(docs, console=console)
+    if not docs:
+        console.print(_show.nothing_found(run_dir, tier=tier, source=source, excluded=excluded or reason is not None,
+                                          reason=reason), markup=False)
+        return
+    _show.print_documents(docs, console=console, all_signals=signals, max_chars=max_chars)
 
 
 def main() -> None:  # console script entry point
     try:
         app()
     except KeyboardInterrupt:
+        err.print("interrupted", markup=False)
         sys.exit(130)
 
 

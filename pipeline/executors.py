@@ -194,6 +194,105 @@ class AssaySlurmExecutor(SlurmPipelineExecutor):
         return args
 
 
+# ------------------------------------------------------------- terminal logging and progress
+# datatrove logs every task to the terminal (its banner, its pipeline, its stats). assay keeps those
+# logs in <logging_dir>/logs/task_*.log only, unless `--verbose`; the CLI shows one progress line per
+# phase instead, read from <logging_dir>/progress/<rank>.json, which each local task rewrites about
+# once a second (documents and text characters that left the phase's readers).
+
+#: level of task logs on the terminal; None = only in the task log files (set by configure_logging)
+TASK_CONSOLE_LEVEL: str | None = None
+_LOG_FORMAT = "{time:YYYY-MM-DD HH:mm:ss.SSS} | <level>{level: <8}</level> | {name}:{function}:{line} - <level>{message}</level>"
+
+
+def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
+    """Terminal logging of this process and of the tasks it runs: datatrove's INFO logs only with
+    ``verbose``; otherwise warnings (``quiet``: errors) of this process, and task logs in files only."""
+    global TASK_CONSOLE_LEVEL
+    TASK_CONSOLE_LEVEL = "INFO" if verbose else None
+    _console_sink("INFO" if verbose else "ERROR" if quiet else "WARNING")
+
+
+def _console_sink(level: str | None) -> None:
+    logger.remove()
+    if level:
+        logger.add(sys.stderr, level=level, format=_LOG_FORMAT, colorize=None)
+
+
+class _ProgressTap:
+    """Counts documents (and text characters) that pass; rewrites progress/<rank>.json now and then."""
+
+    def __init__(self, logging_dir, rank: int):
+        self.logging_dir, self.rank = logging_dir, rank
+
+    def _write(self, docs: int, chars: int, done: bool) -> None:
+        try:
+            with self.logging_dir.open(f"progress/{self.rank:05d}.json", "w") as f:
+                json.dump({"documents": docs, "chars": chars, "done": done}, f)
+        except OSError:  # progress is best effort; the run never fails for it
+            pass
+
+    def __call__(self, data, rank: int = 0, world_size: int = 1):
+        if data is None:
+            return None
+        return self._count(data)
+
+    def _count(self, data):
+        docs = chars = 0
+        last = time.monotonic()
+        for doc in data:
+            docs += 1
+            chars += len(getattr(doc, "text", "") or "")
+            if docs % 32 == 0 and time.monotonic() - last > 1.0:
+                self._write(docs, chars, False)
+                last = time.monotonic()
+            yield doc
+        self._write(docs, chars, True)
+
+
+def _reader_prefix(pipeline: list) -> int:
+    """How many leading steps are readers (the progress tap goes right after them)."""
+    n = 0
+    for step in pipeline:
+        if "READER" not in str(getattr(step, "type", "")):
+            break
+        n += 1
+    return n
+
+
+class AssayLocalExecutor(LocalPipelineExecutor):
+    """``LocalPipelineExecutor`` whose tasks log to their files only (terminal: ``console_level``),
+    write progress for the CLI, and leave Ctrl-C to the main process (which stops the pool)."""
+
+    console_level: str | None = None
+
+    def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1):
+        import datatrove.executor.base as dt_base
+        import datatrove.utils.logging as dt_logging
+        import multiprocess
+        import signal
+
+        if multiprocess.current_process().name != "MainProcess":
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        level = self.console_level
+
+        def add_task_logger(logging_dir, rank, local_rank=0, node_rank=-1):
+            logger.remove()
+            logfile = logging_dir.open(f"logs/task_{rank:05d}.log", "w")
+            if level:
+                logger.add(sys.stderr, level=level if local_rank == 0 else "ERROR", format=_LOG_FORMAT)
+            logger.add(logfile, colorize=False, level="DEBUG", format=_LOG_FORMAT)
+            logger.info(f"Launching pipeline for {rank=}")
+            return logfile
+
+        dt_base.add_task_logger = add_task_logger
+        dt_logging.setup_default_logger = lambda: _console_sink(level or "WARNING")
+        n = _reader_prefix(self.pipeline)
+        if n and not self.is_rank_completed(rank):
+            self.pipeline = [*self.pipeline[:n], _ProgressTap(self.logging_dir, rank), *self.pipeline[n:]]
+        return super()._run_for_rank(rank, local_rank, node_rank)
+
+
 def make_executor(
     kind: str,
     pipeline: list,
@@ -224,7 +323,7 @@ def make_executor(
     if isinstance(cfg, LocalSettings):
         if depends is not None and not isinstance(depends, LocalPipelineExecutor):
             raise TypeError(f"phase {name!r}: a local phase must depend on a local phase")
-        ex = LocalPipelineExecutor(
+        ex = AssayLocalExecutor(
             pipeline=pipeline,
             tasks=tasks,
             workers=workers,
@@ -234,6 +333,7 @@ def make_executor(
             start_method=cfg.start_method,
             randomize_start_duration=cfg.randomize_start_duration,
         )
+        ex.console_level = TASK_CONSOLE_LEVEL
     elif isinstance(cfg, SlurmSettings):
         if depends is not None and not isinstance(depends, AssaySlurmExecutor):
             raise TypeError(f"phase {name!r}: a slurm phase must depend on a slurm phase")

@@ -227,30 +227,102 @@ def _first_error(err: ValidationError, lines: dict[tuple, int], where: str) -> R
     return RecipeError(f"{at}: {dotted}: {e['msg']}")
 
 
-def set_override(data: dict, dotted: str, value: Any) -> None:
-    """Apply `a.b.0.c=value` to nested dicts/lists (creating dicts as needed)."""
+def _list_index(items: list, key: str, where: str) -> int:
+    """A list item by position (`0`) or by its `name` (`min_words`)."""
+    if key.lstrip("-").isdigit():
+        i = int(key)
+        if not -len(items) <= i < len(items):
+            raise RecipeError(f"{where}: index {i} out of range (the list has {len(items)} items)")
+        return i % len(items)
+    names = [it.get("name") for it in items if isinstance(it, dict)]
+    for i, it in enumerate(items):
+        if isinstance(it, dict) and it.get("name") == key:
+            return i
+    shown = ", ".join(str(n) for n in names if n is not None) or "none has a name"
+    raise RecipeError(f"{where}: no item named '{key}' (names: {shown})")
+
+
+def set_override(data: dict, dotted: str, value: Any) -> tuple:
+    """Apply `a.b.c=value` to nested dicts/lists (creating dicts as needed). List items are addressed
+    by index (`decisions.rules.0.value`) or by their `name` (`decisions.rules.min_words.value`,
+    `decisions.tiers.high.min_bucket`). Returns the resolved path (names replaced by indexes)."""
     keys = dotted.split(".")
+    if not dotted or any(not k for k in keys):
+        raise RecipeError(f"--set {dotted}: empty key")
     cur: Any = data
-    for i, k in enumerate(keys[:-1]):
-        nxt_is_index = keys[i + 1].isdigit()
+    path: list = []
+    for i, k in enumerate(keys):
+        where = f"--set {dotted}: {'.'.join(keys[:i]) or '<recipe>'}"
+        last = i == len(keys) - 1
         if isinstance(cur, list):
-            cur = cur[int(k)]
-            continue
-        if k not in cur or cur[k] is None:
-            cur[k] = [] if nxt_is_index else {}
-        cur = cur[k]
-    last = keys[-1]
-    if isinstance(cur, list):
-        cur[int(last)] = value
-    else:
-        cur[last] = value
+            k = _list_index(cur, k, where)
+        elif isinstance(cur, dict):
+            if not last and (k not in cur or cur[k] is None):
+                cur[k] = {}
+        else:
+            raise RecipeError(f"{where} is a {type(cur).__name__}, it has no key '{k}'")
+        path.append(k)
+        if last:
+            cur[k] = value
+        else:
+            cur = cur[k]
+    return tuple(path)
 
 
 def parse_override(item: str) -> tuple[str, Any]:
+    """`key.path=value` (value parsed as YAML); `key.path=@file.yaml` reads the value from a YAML file.
+    A file whose only top-level key is the key's last part (e.g. a `decisions:` fragment given to
+    `--set decisions=@tuned.yaml`) gives that key's value."""
     if "=" not in item:
         raise RecipeError(f"--set expects key=value, got '{item}'")
     key, raw = item.split("=", 1)
-    return key.strip(), yaml.safe_load(raw) if raw.strip() else ""
+    key = key.strip()
+    if raw.startswith("@"):
+        path = Path(raw[1:]).expanduser()
+        try:
+            value = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as e:
+            raise RecipeError(f"--set {item}: cannot read {path} ({e.strerror or e})") from None
+        except yaml.YAMLError as e:
+            raise RecipeError(f"--set {item}: invalid YAML in {path}: {str(e).splitlines()[0]}") from None
+        last = key.split(".")[-1]
+        if isinstance(value, dict) and list(value) == [last]:
+            value = value[last]
+        return key, value
+    try:
+        return key, yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as e:
+        raise RecipeError(f"--set {item}: the value is not valid YAML ({str(e).splitlines()[0]})") from None
+
+
+_EXPECTED = {
+    "int_parsing": "an integer", "int_type": "an integer", "int_from_float": "an integer",
+    "float_parsing": "a number", "float_type": "a number",
+    "bool_parsing": "true or false", "bool_type": "true or false",
+    "string_type": "a string", "list_type": "a list, e.g. [a, b]", "dict_type": "a mapping, e.g. {k: v}",
+    "model_type": "a mapping, e.g. {k: v}",
+}
+
+
+def override_error(err: ValidationError, applied: list[tuple[str, tuple]]) -> RecipeError | None:
+    """A validation error caused by a `--set`, as one line naming the flag and what it expects."""
+    e = err.errors()[0]
+    loc = tuple(e["loc"])
+    for item, path in reversed(applied):
+        if loc[: len(path)] == path or path[: len(loc)] == loc:
+            expected = _EXPECTED.get(e["type"])
+            got = e.get("input")
+            if e["type"] == "extra_forbidden":
+                return RecipeError(f"--set {item}: unknown key '{loc[-1]}'")
+            if expected:
+                return RecipeError(f"--set {item}: expected {expected}, got {got!r}")
+            return RecipeError(f"--set {item}: {e['msg']}")
+    return None
+
+
+def shipped_recipes() -> list[str]:
+    """Names of the recipes shipped in pipeline/recipes."""
+    return sorted(p.stem for p in RECIPES_DIR.glob("*.yaml"))
 
 
 def resolve_recipe_path(recipe: str | Path | None) -> Path:
@@ -258,12 +330,16 @@ def resolve_recipe_path(recipe: str | Path | None) -> Path:
     if recipe is None:
         return RECIPES_DIR / "default.yaml"
     p = Path(recipe)
-    if p.exists():
+    if p.is_file():
         return p
     shipped = RECIPES_DIR / f"{recipe}.yaml"
-    if shipped.exists():
+    if "/" not in str(recipe) and shipped.exists():
         return shipped
-    raise RecipeError(f"recipe not found: {recipe}")
+    if p.is_dir():
+        raise RecipeError(f"recipe is a directory, not a YAML file: {recipe}")
+    raise RecipeError(
+        f"recipe not found: {recipe} (a YAML file, or a shipped recipe: {', '.join(shipped_recipes())})"
+    )
 
 
 def load_recipe(recipe: str | Path | None = None, overrides: list[str] | None = None) -> Recipe:
@@ -277,19 +353,36 @@ def load_recipe(recipe: str | Path | None = None, overrides: list[str] | None = 
     if not isinstance(data, dict):
         raise RecipeError(f"{path}: a recipe is a YAML mapping")
     lines = _line_index(node) if node is not None else {}
-    data = copy.deepcopy(data)
-    for item in overrides or []:
-        key, value = parse_override(item)
-        try:
-            set_override(data, key, value)
-        except (KeyError, IndexError, ValueError, TypeError):
-            raise RecipeError(f"--set {item}: no such place in the recipe") from None
+    parsed = [(item, *parse_override(item)) for item in overrides or []]
+    base = data
+    data = copy.deepcopy(base)
+    for item, key, value in parsed:  # retier_from may come from --set: its decisions come first
+        if key == "retier_from":
+            data["retier_from"] = value
     if data.get("retier_from"):
         data = _inherit_decisions(data)
+    applied = []
+    for item, key, value in parsed:
+        applied.append((item, set_override(data, key, value)))
     try:
-        return Recipe.model_validate(data)
+        recipe = Recipe.model_validate(data)
     except ValidationError as err:
-        raise _first_error(err, lines, str(path)) from None
+        raise override_error(err, applied) or _first_error(err, lines, str(path)) from None
+    _check_rule_values(recipe, applied)
+    return recipe
+
+
+def _check_rule_values(recipe: "Recipe", applied: list[tuple[str, tuple]]) -> None:
+    """A rule value set with --set must suit its operator (`>=` needs a number, `in` a list)."""
+    for item, path in applied:
+        if path[:2] != ("decisions", "rules") or len(path) < 3:
+            continue
+        rule = recipe.decisions.rules[path[2]]
+        v = rule.value
+        if rule.op in (">=", ">", "<=", "<") and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise RecipeError(f"--set {item}: rule '{rule.name}' ({rule.op}) expects a number, got {v!r}")
+        if rule.op in ("in", "not in") and not isinstance(v, list):
+            raise RecipeError(f"--set {item}: rule '{rule.name}' ({rule.op}) expects a list, got {v!r}")
 
 
 def _inherit_decisions(data: dict) -> dict:

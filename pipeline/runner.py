@@ -233,6 +233,8 @@ def run_recipe(
 def _run_phases(recipe: Recipe, run_dir: Path, phases: list[Phase], on_phase) -> RunResult:
     digest = _write_recipe(recipe, run_dir)
     executors = _make_executors(recipe, phases, run_dir)
+    if on_phase:  # where this run's phases log (an increment runs in increments/NNNN/)
+        on_phase("run_dir", Phase(str(run_dir), [], 0), 0, len(phases))
     results: list[PhaseResult] = []
     if recipe.executor.kind == "local":
         # Phases run in order here, each checked before the next, so a failed task stops the run
