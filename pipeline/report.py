@@ -124,6 +124,32 @@ def signal_store_count(run_dir: Path) -> int | None:
     return sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
 
 
+def _completed_tasks(phase_logs: Path) -> int:
+    comp = phase_logs / "completions"
+    return sum(1 for _ in comp.iterdir()) if comp.is_dir() else 0
+
+
+def unfinished_phases(run_dir: Path) -> list[str]:
+    """Phases of a run whose tasks are not all complete (empty: the run finished). The phases come
+    from the run's resolved recipe; without one, from the phase folders under logs/."""
+    run_dir = Path(run_dir)
+    expected: list[tuple[str, int]] = []
+    try:
+        from assay.pipeline.build import build_phases
+        from assay.pipeline.recipe import load_recipe
+
+        recipe = load_recipe(run_dir / "recipe.resolved.yaml")
+        expected = [(p.name, p.tasks) for p in build_phases(recipe, run_dir)]
+    except Exception:  # no or unreadable recipe: judge by the phases that left logs
+        for ex in sorted((run_dir / "logs").glob("*/executor.json")):
+            try:
+                expected.append((ex.parent.name, int(json.loads(ex.read_text()).get("world_size", 1))))
+            except (OSError, ValueError):
+                expected.append((ex.parent.name, 1 << 30))
+        expected.sort(key=lambda p: PHASE_ORDER.index(p[0]) if p[0] in PHASE_ORDER else len(PHASE_ORDER))
+    return [name for name, tasks in expected if _completed_tasks(run_dir / "logs" / name) < tasks]
+
+
 def document_funnel(summary: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Per source (and ``all``): a list of stages with documents/tokens in, removed and out."""
     excl = summary.get("excluded", {})
@@ -191,6 +217,7 @@ def _load(run_dir: Path) -> dict[str, Any]:
         "phases": load_phase_stats(run_dir),
         "funnel": document_funnel(summary),
         "signal_store_documents": signal_store_count(run_dir),
+        "unfinished": unfinished_phases(run_dir),
     }
 
 
@@ -352,7 +379,10 @@ def render_html(run_dir: Path) -> str:
         w(f'<div class="card">{cell}<div class="l">{label}</div></div>')
     w("</div>")
     ss = d["signal_store_documents"]
-    if ss is not None:
+    if d["unfinished"]:
+        w(f'<p class="warn" data-metric="incomplete">incomplete: phases {html.escape(", ".join(d["unfinished"]))} '
+          "not finished; the numbers below cover what the finished phases wrote (rerun the same command to resume)</p>")
+    elif ss is not None:
         ok = ss == docs_in
         w(f'<p class="{"ok" if ok else "warn"}">Conservation: signal store holds {_m("conservation/signal_store", ss, tag="span")} documents; '
           f'written + excluded = {_m("conservation/written_plus_excluded", docs_in, tag="span")} '
@@ -507,7 +537,10 @@ def report_renderables(run_dir: Path) -> list:
         f"{s.get('excluded', {}).get('documents', 0):,} excluded",
     ))
     ss = d["signal_store_documents"]
-    if ss is not None and all_f:
+    if d["unfinished"]:
+        out.append(Text(f"incomplete: phases {', '.join(d['unfinished'])} not finished "
+                        "(rerun the same `assay run` command to resume)", style="bold yellow"))
+    elif ss is not None and all_f:
         ok = ss == all_f[0]["documents_in"]
         out.append(Text(f"conservation: signal store {ss:,} vs written + excluded {all_f[0]['documents_in']:,}: "
                         f"{'ok' if ok else 'MISMATCH'}", style=None if ok else "bold red"))

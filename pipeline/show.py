@@ -19,6 +19,17 @@ from typing import Any
 from assay.stages.output.shards import shuffle_key
 
 
+def document_signals(row: dict[str, Any]) -> dict[str, Any]:
+    """The signals of one shard/exclusion row as {name: value}. The one place that knows how rows
+    store signals (today a JSON string column ``signals``; typed columns or a struct work too)."""
+    raw = row.get("signals")
+    if isinstance(raw, dict):
+        return {k: v for k, v in raw.items() if v is not None}
+    if isinstance(raw, str):
+        return json.loads(raw or "{}")
+    return {k: v for k, v in row.items() if "__" in k and v is not None}
+
+
 def _files(run_dir: Path, excluded: bool) -> list[Path]:
     if excluded:
         return sorted((run_dir / "excluded").rglob("part-*.parquet"))
@@ -85,7 +96,7 @@ def show(
         t = pq.read_table(f)
         t = t.filter(pc.is_in(t.column("id"), value_set=pa.array(sorted(ids))))
         for r in t.to_pylist():
-            r["signals"] = json.loads(r.get("signals") or "{}")
+            r["signals"] = document_signals(r)
             if "provenance" in r:
                 r["provenance"] = json.loads(r.get("provenance") or "{}")
             r["file"] = str(f.relative_to(run_dir))
@@ -105,35 +116,97 @@ def show(
     return [rows[doc_id] for _, doc_id, _ in chosen if doc_id in rows]
 
 
-def print_documents(docs: list[dict], *, max_chars: int = 1200, console=None) -> None:
-    """Print documents with their signals (rich panels)."""
-    from rich.console import Console, Group
+def nothing_found(run_dir: Path, *, tier=None, source=None, excluded=False, reason=None) -> str:
+    """Why nothing matched, with the values that would match something."""
+    import pyarrow.parquet as pq
+
+    cols = ["tier", "source"] + (["reason"] if excluded else [])
+    seen: dict[str, dict[str, int]] = {c: {} for c in cols}
+    for f in _files(Path(run_dir), excluded):
+        t = pq.read_table(f, columns=[c for c in cols if c in pq.read_schema(f).names])
+        for c in t.column_names:
+            for v in t.column(c).to_pylist():
+                seen[c][str(v)] = seen[c].get(str(v), 0) + 1
+    what = "excluded" if excluded else "kept"
+    asked = ", ".join(f"{k}={v}" for k, v in (("tier", tier), ("source", source), ("reason", reason)) if v)
+    avail = "; ".join(
+        f"{c}: " + ", ".join(f"{k} ({n})" for k, n in sorted(vals.items(), key=lambda kv: -kv[1]))
+        for c, vals in seen.items() if vals
+    )
+    if not avail:
+        return f"no {what} documents in {run_dir}"
+    return f"no {what} documents match {asked or 'the filters'}; this run has {avail}"
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    text = str(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def signal_groups(signals: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Signals grouped by their prefix (``prose__gopher__n_words`` -> group ``prose__gopher``)."""
+    groups: dict[str, dict[str, Any]] = {}
+    for k, v in sorted(signals.items()):
+        group, _, name = k.rpartition("__")
+        groups.setdefault(group or "other", {})[name] = v
+    return groups
+
+
+def signal_summary(signals: dict[str, Any], *, per_group: int = 4, width: int = 110) -> list[str]:
+    """One line per signal group: its first values and how many more there are."""
+    lines = []
+    for group, vals in signal_groups(signals).items():
+        shown, more = [], len(vals)
+        for name, v in vals.items():
+            item = f"{name}={_fmt(v)}"
+            if len(shown) >= per_group or sum(len(x) + 2 for x in shown) + len(item) > width:
+                break
+            shown.append(item)
+            more -= 1
+        lines.append(f"{group} ({len(vals)}): " + "  ".join(shown) + (f"  +{more} more" if more else ""))
+    return lines
+
+
+def print_documents(docs: list[dict], *, max_chars: int = 1200, console=None, all_signals: bool = False) -> None:
+    """Each document: a header line, its text, then its signals (grouped and compact unless
+    ``all_signals``)."""
+    from rich.console import Console
     from rich.markup import escape
-    from rich.panel import Panel
     from rich.table import Table
 
     console = console or Console()
     if not docs:
         console.print("[yellow]no documents match[/yellow]")
         return
-    for d in docs:
-        meta = Table.grid(padding=(0, 1))
-        meta.add_column(style="bold")
-        meta.add_column()
-        for k in ("id", "source", "tier", "language", "reason", "stage", "duplicate_of", "url_or_path", "token_count", "n_chars", "file"):
-            if d.get(k) is not None:
-                meta.add_row(k, escape(str(d[k])))
-        sig = Table(show_header=True, header_style="bold", box=None)
-        sig.add_column("signal")
-        sig.add_column("value", overflow="fold")
-        for k, v in sorted((d.get("signals") or {}).items()):
-            sig.add_row(escape(k), f"{v:.4g}" if isinstance(v, float) else escape(str(v)))
+    for n, d in enumerate(docs, 1):
+        state = f"EXCLUDED ({d.get('reason')})" if d.get("reason") else "kept"
+        head = f"[{n}/{len(docs)}] {state} · {d.get('source')} · tier {d.get('tier')} · {d.get('language') or '?'}"
+        console.print(escape(head), style="bold")
+        meta = [f"{k}={d[k]}" for k in ("id", "url_or_path", "token_count", "n_chars", "duplicate_of", "stage", "file")
+                if d.get(k) is not None]
+        console.print(escape("  ".join(meta)), style="dim", soft_wrap=True)
         text = d.get("text")
         if text is None:
             body = "[dim](text not stored)[/dim]"
         else:
             body = escape(text[:max_chars])
             if len(text) > max_chars:
-                body += f"\n[dim]… {len(text) - max_chars:,} more characters[/dim]"
-        title = f"{'EXCLUDED ' + str(d.get('reason')) if d.get('reason') else 'kept'} · {d.get('source')} · tier {d.get('tier')}"
-        console.print(Panel(Group(meta, sig, Panel(body, title="text")), title=escape(title)))
+                body += f"\n[dim]… {len(text) - max_chars:,} more characters (--chars N)[/dim]"
+        console.print("[dim]── text ──[/dim]")
+        console.print(body, soft_wrap=True)
+        console.print("[dim]── signals ──[/dim]")
+        sig = d.get("signals") or {}
+        if all_signals:
+            t = Table(show_header=True, header_style="bold", box=None)
+            t.add_column("signal")
+            t.add_column("value", overflow="fold")
+            for k, v in sorted(sig.items()):
+                t.add_row(escape(k), escape(_fmt(v) if isinstance(v, float) else str(v)))
+            console.print(t)
+        else:
+            console.print(f"{len(sig)} signals in {len(signal_groups(sig))} groups (--signals for all)", style="dim")
+            for line in signal_summary(sig):
+                console.print("  " + escape(line), soft_wrap=True)
+        console.print()
