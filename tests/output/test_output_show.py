@@ -38,7 +38,11 @@ def test_print_documents(fake_run):
     buf = io.StringIO()
     print_documents(docs, console=Console(file=buf, width=100, color_system=None), max_chars=50)
     out = buf.getvalue()
-    assert "EXCLUDED" in out and "kept" in out and "quality__score" in out and "more characters" in out
+    assert "EXCLUDED" in out and "kept" in out and "quality (1): score=" in out and "more characters" in out
+    assert out.index("── text ──") < out.index("── signals ──")  # the text first, then a compact summary
+    buf = io.StringIO()
+    print_documents(docs, console=Console(file=buf, width=100, color_system=None), all_signals=True)
+    assert "quality__score" in buf.getvalue()  # --signals: every signal by its full name
     buf = io.StringIO()
     print_documents([], console=Console(file=buf))
     assert "no documents match" in buf.getvalue()
