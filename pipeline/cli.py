@@ -315,11 +315,27 @@ def show(
 
 
 def main() -> None:  # console script entry point
+    try:  # typer (pinned 0.29) carries its own copy of click
+        from typer._click.exceptions import NoArgsIsHelpError, UsageError
+    except ImportError:  # pragma: no cover - typer releases that use click itself
+        from click.exceptions import NoArgsIsHelpError, UsageError
+
     try:
-        app()
+        rc = app(standalone_mode=False)
+    except NoArgsIsHelpError as e:  # bare `assay`: the help text
+        console.print(e.ctx.get_help(), markup=False)
+        rc = 0
+    except UsageError as e:  # one line, like every other user error
+        cmd = e.ctx.command_path if e.ctx else "assay"
+        err.print(f"[bold red]error:[/] {e.format_message()} (see: {cmd} --help)", highlight=False, soft_wrap=True)
+        rc = 2
+    except typer.Abort:
+        err.print("interrupted", markup=False)
+        rc = 130
     except KeyboardInterrupt:
         err.print("interrupted", markup=False)
-        sys.exit(130)
+        rc = 130
+    sys.exit(rc or 0)
 
 
 if __name__ == "__main__":

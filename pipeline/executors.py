@@ -285,12 +285,16 @@ class AssayLocalExecutor(LocalPipelineExecutor):
             logger.info(f"Launching pipeline for {rank=}")
             return logfile
 
+        saved = dt_base.add_task_logger, dt_logging.setup_default_logger
         dt_base.add_task_logger = add_task_logger
         dt_logging.setup_default_logger = lambda: _console_sink(level or "WARNING")
         n = _reader_prefix(self.pipeline)
         if n and not self.is_rank_completed(rank):
             self.pipeline = [*self.pipeline[:n], _ProgressTap(self.logging_dir, rank), *self.pipeline[n:]]
-        return super()._run_for_rank(rank, local_rank, node_rank)
+        try:
+            return super()._run_for_rank(rank, local_rank, node_rank)
+        finally:
+            dt_base.add_task_logger, dt_logging.setup_default_logger = saved
 
 
 def make_executor(

@@ -241,3 +241,13 @@ def test_set_type_errors_name_the_flag():
     _one_line_error(r, "no item named 'min_wordz'", "min_words")
     r = cli("describe", "--set", "executor.taskz=3")
     _one_line_error(r, "--set executor.taskz=3", "unknown key 'taskz'")
+
+
+def test_usage_errors_are_one_line():
+    _one_line_error(cli("run", "--workers", "0"), "--workers", "assay run --help")
+    _one_line_error(cli("bogus"), "No such command 'bogus'")
+    _one_line_error(cli("report"), "Missing argument")
+    _one_line_error(cli("run", "--executor", "cloud"), "--executor must be local, slurm or ray")
+    _one_line_error(cli("run", "--quiet", "--verbose"), "exclude each other")
+    r = cli()
+    assert r.returncode == 0 and "Usage" in r.stdout  # bare `assay`: the help
