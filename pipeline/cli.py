@@ -321,7 +321,7 @@ def main() -> None:  # console script entry point
         from click.exceptions import NoArgsIsHelpError, UsageError
 
     try:
-        rc = app(standalone_mode=False)
+        rc = app(standalone_mode=False, prog_name="assay")
     except NoArgsIsHelpError as e:  # bare `assay`: the help text
         console.print(e.ctx.get_help(), markup=False)
         rc = 0
