@@ -186,6 +186,8 @@ def run(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="also print datatrove's task logs"),
 ) -> None:
     """Run a recipe. With no recipe, runs the default recipe on the embedded sample."""
+    from pydantic import ValidationError
+
     from assay.pipeline.executors import PhaseFailedError, configure_logging
     from assay.pipeline.lock import RunLockedError
     from assay.pipeline.progress import PhaseProgress
@@ -200,8 +202,9 @@ def run(
     rec = _load(recipe, set_)
     try:
         rec = apply_cli_overrides(rec, executor=executor, workers=workers, tasks=tasks)
-    except Exception as e:  # pydantic validation of overrides
-        _fail(str(e).splitlines()[0])
+    except ValidationError as e:  # e.g. --executor slurm with settings written for another executor
+        first = e.errors()[0]
+        _fail(f"{'.'.join(str(x) for x in first['loc'])}: {first['msg']}")
     _check_executor(rec)
     output = output if output is not None else default_output(rec)
 
