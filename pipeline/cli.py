@@ -128,7 +128,7 @@ def summary_lines(result) -> list[str]:
             "(typo, or a step not in the recipe?)"
         )
     if any(k.startswith("ocr_backend_unavailable") for st in steps.values() for k in st):
-        lines.append("note: no OCR backend (server: none): OCR pages used their text layer or were excluded")
+        lines.append("note: OCR off (server: none): OCR pages used the text layer or were excluded")
     run_dir = _shown(result.run_dir)
     lines.append(f"run: {run_dir}/ (output/, manifest.json, report.html)")
     lines.append(f"next: assay report {run_dir}   assay show {run_dir}")

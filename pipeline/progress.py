@@ -102,9 +102,11 @@ class PhaseProgress:
         if self.live:
             if self._progress is None:
                 from rich.progress import BarColumn, Progress, TextColumn
+                from rich.table import Column
 
-                self._progress = Progress(
-                    TextColumn("{task.description:<15}"), BarColumn(bar_width=24), TextColumn("{task.fields[info]}"),
+                self._progress = Progress(  # one line per phase: long info is cut, never wrapped
+                    TextColumn("{task.description:<15}"), BarColumn(bar_width=12),
+                    TextColumn("{task.fields[info]}", table_column=Column(no_wrap=True, overflow="ellipsis")),
                     console=self.console, transient=False, refresh_per_second=4,
                 )
                 self._progress.start()

@@ -234,18 +234,22 @@ def _list_index(items: list, key: str, where: str) -> int:
         if not -len(items) <= i < len(items):
             raise RecipeError(f"{where}: index {i} out of range (the list has {len(items)} items)")
         return i % len(items)
-    names = [it.get("name") for it in items if isinstance(it, dict)]
-    for i, it in enumerate(items):
-        if isinstance(it, dict) and it.get("name") == key:
-            return i
-    shown = ", ".join(str(n) for n in names if n is not None) or "none has a name"
+    for field in ("name", "kind"):  # rules/tiers/sources have a name; steps a kind
+        hits = [i for i, it in enumerate(items) if isinstance(it, dict) and it.get(field) == key]
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            raise RecipeError(f"{where}: {len(hits)} items have {field} '{key}'; use an index")
+    names = [str(it.get("name", it.get("kind"))) for it in items if isinstance(it, dict)]
+    shown = ", ".join(n for n in names if n != "None") or "none has a name"
     raise RecipeError(f"{where}: no item named '{key}' (names: {shown})")
 
 
 def set_override(data: dict, dotted: str, value: Any) -> tuple:
     """Apply `a.b.c=value` to nested dicts/lists (creating dicts as needed). List items are addressed
-    by index (`decisions.rules.0.value`) or by their `name` (`decisions.rules.min_words.value`,
-    `decisions.tiers.high.min_bucket`). Returns the resolved path (names replaced by indexes)."""
+    by index (`decisions.rules.0.value`), by their `name` (`decisions.rules.min_words.value`,
+    `decisions.tiers.high.min_bucket`, `sources.pdf...`) or, for steps, their `kind`
+    (`sources.pdf.steps.pdf_ocr_v1.params.server`). Returns the resolved path (indexes only)."""
     keys = dotted.split(".")
     if not dotted or any(not k for k in keys):
         raise RecipeError(f"--set {dotted}: empty key")

@@ -24,7 +24,8 @@ def test_list_items_by_name_or_index():
 
 def test_recipe_tuning_by_name():
     r = load_recipe(None, ["decisions.rules.min_words.value=200", "decisions.tiers.high.min_bucket=16",
-                           "decisions.tiers.medium_high.max_bucket=15", "sources.pdf.steps.2.params.server=none"])
+                           "decisions.tiers.medium_high.max_bucket=15", "sources.pdf.steps.pdf_ocr_v1.params.server=vllm"])
+    assert next(s for s in r.sources if s.name == "pdf").steps[2].params["server"] == "vllm"
     assert next(x for x in r.decisions.rules if x.name == "min_words").value == 200
     assert [(t.name, t.min_bucket, t.max_bucket) for t in r.decisions.tiers][:2] == [("high", 16, 19), ("medium_high", 10, 15)]
 

@@ -101,9 +101,9 @@ def _screen(raw: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_default_run_on_a_tty_fits_in_15_lines(tmp_path: Path):
+def test_default_run_on_an_80_column_tty_fits_in_15_lines(tmp_path: Path):
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 80, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
     env["TERM"] = "xterm-256color"
     proc = subprocess.Popen([sys.executable, "-m", "assay.pipeline.cli", "run", "--output", str(tmp_path / "run")],
