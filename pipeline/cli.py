@@ -208,7 +208,7 @@ def run(
     _check_executor(rec)
     output = output if output is not None else default_output(rec)
 
-    progress = PhaseProgress(console, live=console.is_terminal, enabled=not quiet)
+    progress = PhaseProgress(console, live=console.is_terminal and not console.is_dumb_terminal, enabled=not quiet)
     where = {"run_dir": Path(output)}
 
     def on_phase(event, ph, i, n):
@@ -222,6 +222,9 @@ def run(
         elif event == "done":
             progress.finish()
 
+    if rec.executor.kind != "local" and not quiet:
+        console.print(f"{rec.executor.kind}: the phases run as cluster jobs; their task logs go to "
+                      f"{_shown(Path(output))}/logs/<phase>/ (--verbose also prints the submission logs)", markup=False)
     try:
         result = run_recipe(rec, output, on_phase=on_phase)
     except KeyboardInterrupt:
