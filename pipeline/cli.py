@@ -240,7 +240,8 @@ def run(
     except (RunFailed, PhaseFailedError) as e:
         progress.close()
         _fail(str(e), code=1)
-    progress.close()
+    finally:  # whatever happened, give the terminal its cursor back
+        progress.close()
     for line in summary_lines(result):
         console.print(line, markup=False)
 
