@@ -111,6 +111,26 @@ def _utf8_valid_share(content: bytes) -> float:
     return good / (good + bad) if good + bad else 0.0
 
 
+def strip_notebook(content: bytes) -> bytes | None:
+    """A Jupyter notebook without cell outputs and attachments (base64 images, rendered HTML), re-serialised
+    as JSON; None when the bytes are not a notebook. The code and markdown cells are kept as they are."""
+    import json
+
+    try:
+        nb = json.loads(content)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        return None
+    for cell in nb["cells"]:
+        if not isinstance(cell, dict):
+            continue
+        if "outputs" in cell:
+            cell["outputs"] = []
+        cell.pop("attachments", None)
+    return json.dumps(nb, ensure_ascii=False, indent=1).encode("utf-8", "surrogatepass")
+
+
 def decode_bytes(content: bytes) -> tuple[str | None, str | None, str]:
     """Decode file bytes. Returns ``(text, reject_reason, encoding)``.
 

@@ -45,7 +45,7 @@ def test_reject_reasons(tmp_path, pf):
     (tmp_path / "zero.pdf").write_bytes(pf.ZERO_PAGE_PDF)
     (tmp_path / "garbage.pdf").write_bytes(b"%PDF-1.4\n" + os.urandom(3000))
     (tmp_path / "notpdf.pdf").write_bytes(b"<html>not a pdf</html>")
-    docs = {os.path.basename(d.id): d for d in _read([str(tmp_path)])}
+    docs = {os.path.basename(d.id.removeprefix("pdf:")): d for d in _read([str(tmp_path)])}
     assert set(docs) == {"good.pdf", "enc.pdf", "zero.pdf", "garbage.pdf", "notpdf.pdf"}
     assert "reject_reason" not in docs["good.pdf"].metadata
     assert docs["good.pdf"].metadata["pdf__n_pages"] == 2
@@ -72,7 +72,7 @@ def test_oversized_and_timeout(tmp_path, pf):
 def test_unreadable_path_yields_one_document(tmp_path):
     missing = str(tmp_path / "missing.pdf")
     docs = _read([missing])
-    assert len(docs) == 1 and docs[0].id == missing
+    assert len(docs) == 1 and docs[0].id == "pdf:missing.pdf"  # ids: relative to the root given
     assert docs[0].metadata["reject_reason"] == "pdf_unreadable" and docs[0].text == ""
 
 
@@ -80,7 +80,7 @@ def test_corrupt_warc_does_not_crash(tmp_path):
     bad = tmp_path / "bad.warc.gz"
     bad.write_bytes(gzip.compress(b"WARC/1.0\r\nWARC-Type: response\r\n") + b"\x00garbage" * 100)
     docs = _read([str(bad)])
-    assert all(d.metadata.get("reject_reason") in ("pdf_unreadable", "pdf_corrupt") for d in docs)
+    assert docs and all(d.metadata.get("reject_reason", "").startswith(("pdf_", "warc_")) for d in docs)
 
 
 def test_rank_sharding(tmp_path, pf):
