@@ -36,6 +36,7 @@ __all__ = ["CodeReader", "detect_license", "safe_member_path", "input_kind"]
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst", ".tzst", ".zip")
 TABLE_SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson", ".json.gz")
+NOTEBOOK_FACTOR = 16  # a .ipynb may be this many times max_file_bytes before its outputs are stripped
 SKIP_DIRS = {".git", ".hg", ".svn", ".bzr", "CVS", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox"}
 
 _CONTENT_KEYS = ("content", "text", "code", "source")
@@ -256,19 +257,27 @@ class CodeReader(PathsReader):
             if not (target == root or target.startswith(root + os.sep)):
                 yield self._doc(text="", reject="code_archive_path_traversal", **kw)
                 return
+        # a notebook is mostly outputs (base64 images): it is read up to NOTEBOOK_FACTOR x the limit and the
+        # limit applies to what is left once outputs and attachments are stripped
+        limit = self.max_file_bytes * (NOTEBOOK_FACTOR if rel.lower().endswith(".ipynb") else 1)
         try:
             size = ref.size()
-            if size is not None and size > self.max_file_bytes:
+            if size is not None and size > limit:
                 yield self._doc(text="", reject="code_oversized", extra={"n_bytes": size}, **kw)
                 return
             with ref.open("rb") as fh:
-                content = fh.read(self.max_file_bytes + 1)
+                content = fh.read(limit + 1)
         except Exception:  # noqa: BLE001 - any I/O failure is a reject, not a crash
             yield self._doc(text="", reject="code_unreadable", **kw)
             return
-        if len(content) > self.max_file_bytes:
+        if len(content) > limit:
             yield self._doc(text="", reject="code_oversized", extra={"n_bytes": len(content)}, **kw)
             return
+        if limit > self.max_file_bytes:
+            stripped = strip_notebook(content)
+            if stripped is None or len(stripped) > self.max_file_bytes:
+                yield self._doc(text="", reject="code_oversized", extra={"n_bytes": len(content)}, **kw)
+                return
         yield self._from_bytes(content, **kw)
 
     def _open_tar(self, ref):

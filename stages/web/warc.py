@@ -90,6 +90,14 @@ def _charset_from_content_type(content_type: str | None) -> str | None:
     return m.group(1) if m else None
 
 
+def _looks_wide(data: bytes) -> bool:
+    """Bytes that can be UTF-16/32: a BOM, or NUL in at least a fifth of the first 4 KiB (ASCII as UTF-16)."""
+    head = data[:4096]
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or head[:4] in (b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00"):
+        return True
+    return bool(head) and head.count(0) * 5 >= len(head)
+
+
 def decode_html_bytes(data: bytes, http_charset: str | None = None) -> tuple[str, str, str]:
     """Decode an HTML payload.
 
@@ -116,6 +124,12 @@ def decode_html_bytes(data: bytes, http_charset: str | None = None) -> tuple[str
         pass
     for codec, source in declared:
         if not codec or codec == "utf-8":
+            continue
+        if codec.startswith(("utf-16", "utf-32")) and not _looks_wide(data):
+            # WHATWG: a UTF-16 label on bytes that parsed as ASCII (the <meta> was readable) means no UTF-16;
+            # trusting it turns a cp1252 page into CJK-looking garbage. The page is single-byte: WHATWG's
+            # default for such pages is windows-1252
+            declared.append(("cp1252", f"{source}_utf16_ignored"))
             continue
         try:
             return data.decode(codec), codec, source
