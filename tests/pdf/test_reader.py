@@ -105,3 +105,60 @@ def test_warc_pdfs_and_shared_files(shared_data):
         assert "reject_reason" not in d.metadata and d.metadata["pdf__n_pages"] > 0
     enc = shared_data / "pdf" / "pypdf_sample_files" / "005-libreoffice-writer-password" / "libreoffice-writer-password.pdf"
     assert _read([str(enc)])[0].metadata["reject_reason"] == "pdf_encrypted"
+
+
+def _pdf_warc_members(pf, tmp_path, n: int = 4) -> list[bytes]:
+    """One gzip member per record: ``n`` PDF responses (distinct PDFs), then one HTML page."""
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    out = []
+    for i in range(n + 1):
+        buf = io.BytesIO()
+        w = WARCWriter(buf, gzip=True)
+        if i < n:
+            body = open(pf.text_pdf(tmp_path / f"src{i}.pdf", [pf.page_text(i)]), "rb").read()
+            ctype, url = "application/pdf", f"http://pdfs.example/{i}.pdf"
+        else:
+            body, ctype, url = b"<html><body><p>page</p></body></html>", "text/html", "http://pdfs.example/page"
+        hh = StatusAndHeaders("200 OK", [("Content-Type", ctype)], protocol="HTTP/1.1")
+        w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=hh))
+        out.append(buf.getvalue())
+    return out
+
+
+def test_pdfs_in_a_damaged_warc_after_the_damage_are_read(pf, tmp_path):
+    """The PDF reader shares the web reader's WARC iterator: a damaged gzip member is one region document
+    (a `warc_*` reason) and the PDFs after it are still read; ids are shaped like web ids."""
+    members = _pdf_warc_members(pf, tmp_path)
+    bad = bytearray(members[1])
+    for k in range(len(bad) // 2, len(bad) // 2 + 32):
+        bad[k] ^= 0xA5
+    members[1] = bytes(bad)
+    (tmp_path / "crawl").mkdir()
+    path = tmp_path / "crawl" / "pdfs.warc.gz"
+    path.write_bytes(b"".join(members))
+    r = PdfReader([str(tmp_path / "crawl")])
+    docs = list(r.run())
+    good = [d for d in docs if not d.metadata.get("reject_reason")]
+    assert sorted(d.metadata["url"] for d in good) == ["http://pdfs.example/0.pdf", "http://pdfs.example/2.pdf",
+                                                      "http://pdfs.example/3.pdf"]
+    assert all(d.id.startswith("pdf:crawl/pdfs.warc.gz#urn:uuid:") for d in good)
+    damaged = [d for d in docs if d.metadata.get("reject_reason")]
+    assert [d.metadata["reject_reason"] for d in damaged] == ["warc_corrupt_gzip"]
+    st = {k: v.total for k, v in r.stats.stats.items()}
+    assert st["skipped/not_pdf"] == 1 and st["input_files"] == 1
+
+
+def test_pdf_reader_lists_through_fsspec_memory(pf, tmp_path):
+    import fsspec
+
+    mem = fsspec.filesystem("memory")
+    base = f"memory://pdf-reader-{os.getpid()}"
+    mem.pipe(f"{base}/docs/a.pdf", open(pf.text_pdf(tmp_path / "a.pdf", [pf.page_text(0)]), "rb").read())
+    mem.pipe(f"{base}/docs/notes.txt", b"x")
+    docs = list(PdfReader([f"{base}/docs"]).run())
+    assert [d.id for d in docs] == ["pdf:docs/a.pdf"] and docs[0].metadata["pdf__n_pages"] == 1
+    assert docs[0].media[0].media_bytes[:5] == b"%PDF-"  # not a local file: the bytes travel
