@@ -26,7 +26,6 @@ What the base adds, for every reader:
 
 from __future__ import annotations
 
-import os
 import posixpath
 from dataclasses import dataclass
 from typing import Iterator
@@ -292,7 +291,3 @@ class PathsReader(BaseDiskReader):
             self.update_doc_stats(doc)
             yield doc
 
-
-def relative_key(path: str) -> str:
-    """A path with OS separators as ``/`` (ids are the same on every machine)."""
-    return path.replace(os.sep, "/")

@@ -17,12 +17,22 @@ Every record read is accounted for in the step stats:
   line at a line start (stats ``resync/gzip_member``, ``resync/line``);
 * each damaged region (and an unreadable file) yields ONE document with ``text=""``, a
   ``reject_reason`` (``warc_corrupt_gzip``, ``warc_invalid_record``, ``warc_unreadable_file``), id
-  ``<path>#<offset of the damage>`` (just ``<path>`` when nothing at all could be read),
+  ``web:<file key>#<offset of the damage>`` (just ``web:<file key>`` when nothing at all could be read),
   ``warc__offset``/``warc__resync_offset`` and stats ``reject/<reason>`` + ``damaged_regions``
   (+ ``files/aborted`` when the damage runs to the end of the file). When the damage sits in the
   payload of a record whose header was read, that record's reject document stands for the region.
   So ``records == emitted + skipped/* + reject/* - damaged_regions``. Padding (newlines, NULs) after or
   between gzip members is not damage (stat ``gzip_padding``).
+* a file that holds no record at all (a text file named ``.warc.gz``) is one ``warc_not_an_archive``
+  document (warcio would read lines with five fields as ARC headers); a FIFO / device is one
+  ``warc_special_file`` document and is never opened; a record whose ``Content-Length`` is no usable length
+  (``99999999999999999999``) is ``warc_invalid_record`` and reading resumes after it; a page whose
+  ``Content-Encoding`` body stops before its compressed stream ends is ``warc_truncated_payload``
+  (``warc__truncated = "content-encoding"``).
+
+Ids: ``web:<file key>#<WARC-Record-ID>`` (ARC records: ``#<offset>``), the file key being the path relative
+to the root given (``assay.stages.common.readers``); a key repeated in one file gets ``~2``, ``~3``.
+Listing, sharding, ``limit``/``skip``, globs and fsspec paths come from datatrove's ``BaseDiskReader``.
 """
 
 from __future__ import annotations
