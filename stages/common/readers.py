@@ -20,7 +20,7 @@ What the base adds, for every reader:
   opened: one reject document with ``<family>_special_file``.
 * **stats for conservation** (rank-independent totals in datatrove's merged stats): ``input_files``
   (every file a task reads, datatrove's own stat), ``files/ignored`` (files in a directory that the name
-  filter or the glob left out), ``roots/no_input_files`` (+ a warning) for a directory without a single
+  filter left out; with a glob, datatrove lists only matching files), ``roots/no_input_files`` (+ a warning) for a directory without a single
   file to read, ``documents`` (every document the reader yields).
 """
 
@@ -201,17 +201,19 @@ class PathsReader(BaseDiskReader):
                 refs.setdefault(full, FileRef(folder, single, full, label, root, ""))
                 continue
             try:
-                everything = folder.list_files(recursive=self.recursive)
-                listed = (folder.list_files(recursive=self.recursive, glob_pattern=self.glob_pattern)
-                          if self.glob_pattern else everything)
-                if self.glob_pattern and "/" not in (self.glob or ""):
-                    top = folder.list_files(recursive=False, glob_pattern=self.glob)  # `**/` may skip the top
-                    listed = sorted(set(listed) | set(top))
+                if self.glob_pattern:
+                    # datatrove's glob (one listing); files it leaves out are not counted
+                    chosen = folder.list_files(recursive=self.recursive, glob_pattern=self.glob_pattern)
+                    if "/" not in (self.glob or ""):
+                        top = folder.list_files(recursive=False, glob_pattern=self.glob)  # `**/` may skip the top
+                        chosen = sorted(set(chosen) | set(top))
+                else:
+                    everything = folder.list_files(recursive=self.recursive)
+                    chosen = [r for r in everything if self.wanted(r)]
+                    ignored += len(everything) - len(chosen)
             except Exception as e:  # noqa: BLE001
                 logger.warning(f"{self.name}: cannot list {root}: {e!r}")
-                everything, listed = [], []
-            chosen = [r for r in listed if self.glob_pattern or self.wanted(r)]
-            ignored += len(everything) - len(chosen)
+                chosen = []
             if not chosen:
                 empty.append(root)
             for rel in chosen:
