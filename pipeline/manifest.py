@@ -182,16 +182,20 @@ def input_entries(inputs: Iterable[Path | str]) -> list[dict[str, Any]]:
             files.append(p)
         else:
             files.append(p)  # recorded as missing
+    from assay.stages.common.readers import escape_text
+
     out, seen = [], set()
     for f in files:
         key = str(f.resolve()) if f.exists() else str(f)
         if key in seen:
             continue
         seen.add(key)
+        name, raw = escape_text(str(f))  # a non-UTF-8 file name: escaped, raw bytes kept (hex)
+        extra = {"path_raw": raw.hex()} if raw is not None else {}
         if f.is_file():
-            out.append({"path": str(f), "bytes": f.stat().st_size, "sha256": file_sha256(f)})
+            out.append({"path": name, **extra, "bytes": f.stat().st_size, "sha256": file_sha256(f)})
         else:
-            out.append({"path": str(f), "bytes": None, "sha256": None, "missing": True})
+            out.append({"path": name, **extra, "bytes": None, "sha256": None, "missing": True})
     return out
 
 

@@ -150,6 +150,29 @@ def unfinished_phases(run_dir: Path) -> list[str]:
     return [name for name, tasks in expected if _completed_tasks(run_dir / "logs" / name) < tasks]
 
 
+def reader_counts(run_dir: Path) -> dict[str, int] | None:
+    """What the readers of the signals phase counted (their datatrove stats, merged over tasks): input
+    files read, files a directory listing left out (name filter / glob), WARC records parsed, documents
+    produced. None when the run has no signals-phase stats (a re-tier run, an unfinished phase)."""
+    path = Path(run_dir) / "logs" / "signals" / "stats.json"
+    try:
+        steps = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    keys = {"input_files": "input_files", "files_ignored": "files/ignored", "records": "records",
+            "documents": "documents"}
+    out = dict.fromkeys(keys, 0)
+    found = False
+    for s in steps if isinstance(steps, list) else []:
+        if "READER" not in str(s.get("name", "")).upper():
+            continue
+        found = True
+        st = s.get("stats", {}) or {}
+        for k, stat in keys.items():
+            out[k] += int(stat_total(st.get(stat, 0)))
+    return out if found else None
+
+
 def document_funnel(summary: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Per source (and ``all``): a list of stages with documents/tokens in, removed and out."""
     excl = summary.get("excluded", {})
@@ -218,6 +241,7 @@ def _load(run_dir: Path) -> dict[str, Any]:
         "funnel": document_funnel(summary),
         "signal_store_documents": signal_store_count(run_dir),
         "unfinished": unfinished_phases(run_dir),
+        "readers": reader_counts(run_dir),
     }
 
 
@@ -379,12 +403,19 @@ def render_html(run_dir: Path) -> str:
         w(f'<div class="card">{cell}<div class="l">{label}</div></div>')
     w("</div>")
     ss = d["signal_store_documents"]
+    rd = d.get("readers")
     if d["unfinished"]:
         w(f'<p class="warn" data-metric="incomplete">incomplete: phases {html.escape(", ".join(d["unfinished"]))} '
           "not finished; the numbers below cover what the finished phases wrote (rerun the same command to resume)</p>")
     elif ss is not None:
-        ok = ss == docs_in
-        w(f'<p class="{"ok" if ok else "warn"}">Conservation: signal store holds {_m("conservation/signal_store", ss, tag="span")} documents; '
+        ok = ss == docs_in and (rd is None or rd["documents"] == ss)
+        read = ""
+        if rd is not None:
+            read = (f'readers read {_m("conservation/input_files", rd["input_files"], tag="span")} input files '
+                    f'({_m("conservation/files_ignored", rd["files_ignored"], tag="span")} left out by name, '
+                    f'{_m("conservation/records", rd["records"], tag="span")} WARC records) into '
+                    f'{_m("conservation/reader_documents", rd["documents"], tag="span")} documents; ')
+        w(f'<p class="{"ok" if ok else "warn"}">Conservation: {read}signal store holds {_m("conservation/signal_store", ss, tag="span")} documents; '
           f'written + excluded = {_m("conservation/written_plus_excluded", docs_in, tag="span")} '
           f'({"match" if ok else "MISMATCH"}).</p>')
 
@@ -537,12 +568,15 @@ def report_renderables(run_dir: Path) -> list:
         f"{s.get('excluded', {}).get('documents', 0):,} excluded",
     ))
     ss = d["signal_store_documents"]
+    rd = d.get("readers")
     if d["unfinished"]:
         out.append(Text(f"incomplete: phases {', '.join(d['unfinished'])} not finished "
                         "(rerun the same `assay run` command to resume)", style="bold yellow"))
     elif ss is not None and all_f:
-        ok = ss == all_f[0]["documents_in"]
-        out.append(Text(f"conservation: signal store {ss:,} vs written + excluded {all_f[0]['documents_in']:,}: "
+        ok = ss == all_f[0]["documents_in"] and (rd is None or rd["documents"] == ss)
+        read = "" if rd is None else (f"{rd['input_files']:,} input files ({rd['files_ignored']:,} left out by name) "
+                                      f"-> readers {rd['documents']:,} documents -> ")
+        out.append(Text(f"conservation: {read}signal store {ss:,} vs written + excluded {all_f[0]['documents_in']:,}: "
                         f"{'ok' if ok else 'MISMATCH'}", style=None if ok else "bold red"))
     t = Table(title="funnel (documents / tokens remaining after each stage)")
     t.add_column("source")

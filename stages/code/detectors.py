@@ -52,7 +52,9 @@ HEADER_STRONG = re.compile(
     re.I | re.M,
 )
 # weak markers need to sit on a comment line
-HEADER_WEAK = re.compile(r"(?m)^[\s#/*;%'\"!<-]*(This file was |File |Automatically )?[Gg]enerated (by|from|using|with|on) |^[\s#/*;%'\"!<-]*Generator: ")
+# (the prefix class holds no newline: with ``\s`` a run of blank lines was rescanned from every line start,
+# quadratic in the number of blank lines)
+HEADER_WEAK = re.compile(r"(?m)^[ \t\r\f\v#/*;%'\"!<-]*(This file was |File |Automatically )?[Gg]enerated (by|from|using|with|on) |^[ \t\r\f\v#/*;%'\"!<-]*Generator: ")
 COMMENT_START = re.compile(r"^\s*(#|//|/\*|\*|--|;|%|<!--|\"\"\"|'''|\{-|\(\*|REM\b|')")
 LICENCE_WORDS = re.compile(r"(licen[cs]e|copyright|\(c\)|permission is hereby|all rights reserved|spdx)", re.I)
 

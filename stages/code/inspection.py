@@ -6,6 +6,8 @@ works on already-decoded text (used by the ``CodeSignals`` step).
 
 from __future__ import annotations
 
+import contextlib
+
 import codecs
 import math
 import os
@@ -109,6 +111,26 @@ def _utf8_valid_share(content: bytes) -> float:
     non_ascii = len(text) - len(text.encode("ascii", "ignore"))
     good = non_ascii - bad
     return good / (good + bad) if good + bad else 0.0
+
+
+def strip_notebook(content: bytes) -> bytes | None:
+    """A Jupyter notebook without cell outputs and attachments (base64 images, rendered HTML), re-serialised
+    as JSON; None when the bytes are not a notebook. The code and markdown cells are kept as they are."""
+    import json
+
+    try:
+        nb = json.loads(content)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        return None
+    for cell in nb["cells"]:
+        if not isinstance(cell, dict):
+            continue
+        if "outputs" in cell:
+            cell["outputs"] = []
+        cell.pop("attachments", None)
+    return json.dumps(nb, ensure_ascii=False, indent=1).encode("utf-8", "surrogatepass")
 
 
 def decode_bytes(content: bytes) -> tuple[str | None, str | None, str]:
@@ -280,6 +302,38 @@ def _comment_lines(lines: list[str], language: str | None) -> int:
     return n
 
 
+HEADER_LEAD = 250  # lines before the header start (blank lines, shebang, licence block) kept in the window
+
+
+class SignalsTimeout(Exception):
+    """Raised by :func:`time_limit` when a document's code signals take longer than allowed."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None):
+    """Raise :class:`SignalsTimeout` in the block after ``seconds`` of wall-clock time (``SIGALRM``; the regex
+    engine checks signals while matching, so a pathological pattern is interrupted too). A no-op outside
+    the main thread, on platforms without ``setitimer`` or with ``seconds`` falsy."""
+    import signal
+    import threading
+
+    if not seconds or seconds <= 0 or threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise SignalsTimeout(f"code signals took longer than {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def _header_window(lines: list[str]) -> tuple[int, int]:
     """(start, end) of the header scan window: first 40 lines after a leading licence block."""
     i = 0
@@ -293,7 +347,8 @@ def _header_window(lines: list[str]) -> tuple[int, int]:
             break
     block = "\n".join(lines[i:j])
     start = j if D.LICENCE_WORDS.search(block) else i
-    return 0, min(n, start + HEADER_WINDOW)
+    # bounded: leading blank lines / a long comment-only file never make the window the whole file
+    return max(0, start - HEADER_LEAD), min(n, start + HEADER_WINDOW)
 
 
 def _dup_ngram_fraction(tokens: list[str], n: int = NGRAM) -> float:

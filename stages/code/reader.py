@@ -5,7 +5,15 @@ Every file read becomes one Document (``metadata["source"] = "code"``, ``repo``,
 ``assay.stages.code.inspection.decode_bytes``). Files that cannot be used keep flowing with ``text = ""`` and a
 ``reject_reason``: ``code_binary``, ``code_undecodable``, ``code_oversized``,
 ``code_archive_path_traversal``, ``code_archive_link``, ``code_archive_too_many_files``,
-``code_archive_too_large``, ``code_corrupt_archive``, ``code_broken_record``, ``code_unreadable``.
+``code_archive_too_large``, ``code_corrupt_archive``, ``code_broken_record``, ``code_unreadable``,
+``code_special_file`` (a FIFO / device / socket, in a tree or as a tar member: never opened; a symlink to a
+directory), ``code_archive_skipped`` (an archive inside a source folder with ``archives="skip"``).
+
+Listing, sharding, ``limit``/``skip``, globs and fsspec paths come from datatrove's ``BaseDiskReader``
+(:class:`assay.stages.common.readers.PathsReader`). Ids are relative to the root that was given:
+``code:<root name>/<path>``, ``code:<archive key>/<member>``, ``code:<table key>#<row id or number>``
+(a key repeated inside one archive or table gets ``~2``, ``~3``); the absolute path stays in
+``source_file``. Archives found inside a source folder are read like archives given on their own.
 """
 
 from __future__ import annotations
@@ -19,15 +27,16 @@ import tarfile
 import zipfile
 from typing import Iterator
 
-from datatrove.data import Document, DocumentsPipeline
-from datatrove.pipeline.readers.base import BaseReader
+from datatrove.data import Document
 
-from assay.stages.code.inspection import decode_bytes
+from assay.stages.code.inspection import decode_bytes, strip_notebook
+from assay.stages.common.readers import PathsReader
 
 __all__ = ["CodeReader", "detect_license", "safe_member_path", "input_kind"]
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst", ".tzst", ".zip")
 TABLE_SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson", ".json.gz")
+NOTEBOOK_FACTOR = 16  # a .ipynb may be this many times max_file_bytes before its outputs are stripped
 SKIP_DIRS = {".git", ".hg", ".svn", ".bzr", "CVS", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox"}
 
 _CONTENT_KEYS = ("content", "text", "code", "source")
@@ -76,7 +85,7 @@ def safe_member_path(name: str) -> str | None:
 
 def input_kind(path: str) -> str:
     p = path.lower()
-    if os.path.isdir(path):
+    if "://" not in path and os.path.isdir(path):
         return "dir"
     if p.endswith(ARCHIVE_SUFFIXES):
         return "archive"
@@ -93,21 +102,27 @@ def _archive_stem(path: str) -> str:
     return base
 
 
-class CodeReader(BaseReader):
+class CodeReader(PathsReader):
     """Read source files from directories, archives and Stack-style Parquet/JSONL tables.
 
     Args:
         paths: directories, archives (.tar[.gz|.bz2|.xz|.zst], .zip), tables (.parquet, .jsonl[.gz|.zst])
-            or single files.
-        glob: optional fnmatch pattern on the path relative to the tree/archive root.
+            or single files; local paths or fsspec URLs.
+        glob: optional pattern on the path relative to the tree/archive root (a name at any depth, or a
+            path with ``/``).
         max_file_bytes: larger files are emitted with ``code_oversized`` (content not read).
         max_files: per input (tree/archive/table), further members yield one ``code_archive_too_many_files``.
         max_archive_bytes: uncompressed bytes read per archive before ``code_archive_too_large``.
+        archives: ``read`` (default) reads an archive found inside a source folder member by member;
+            ``skip`` gives it one ``code_archive_skipped`` document.
         repo: repository name override (default: directory name / archive stem / table column).
         license: licence override (default: table column, else root LICENSE file of a tree/zip/tar).
     """
 
     name = "📂 Code reader"
+    family = "code"
+    reason_unreadable = "code_unreadable"
+    reason_special = "code_special_file"
 
     def __init__(
         self,
@@ -117,61 +132,50 @@ class CodeReader(BaseReader):
         max_file_bytes: int = 1_000_000,
         max_files: int = 1_000_000,
         max_archive_bytes: int = 8 * 1024**3,
+        archives: str = "read",
         repo: str | None = None,
         license: str | None = None,
         limit: int = -1,
         skip: int = 0,
         default_metadata: dict | None = None,
     ):
-        super().__init__(limit=limit, skip=skip, default_metadata=default_metadata)
-        self.paths = [paths] if isinstance(paths, str) else list(paths)
-        self.glob = glob
+        super().__init__(paths, glob=glob, limit=limit, skip=skip, default_metadata=default_metadata)
+        if archives not in ("read", "skip"):
+            raise ValueError(f"archives must be 'read' or 'skip', not {archives!r}")
         self.max_file_bytes = int(max_file_bytes)
         self.max_files = int(max_files)
         self.max_archive_bytes = int(max_archive_bytes)
+        self.archives = archives
         self.repo = repo
         self.license = license
+        self._lic_cache: dict = {}
 
-    # ---------------------------------------------------------------- units and sharding
-    def _units(self) -> list[tuple[str, str, str | None]]:
-        """(kind, path, root) work units in a deterministic order; trees expand to single files."""
-        units: list[tuple[str, str, str | None]] = []
-        for p in self.paths:
-            kind = input_kind(p)
-            if kind == "dir":
-                root = os.path.abspath(p)
-                files: list[str] = []
-                for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-                    dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-                    files.extend(os.path.join(dirpath, f) for f in sorted(filenames))
-                for f in files:
-                    units.append(("tree_file", f, root))
-            else:
-                units.append((kind, os.path.abspath(p), None))
-        return units
+    # ---------------------------------------------------------------- listing
+    def wanted(self, rel: str) -> bool:
+        return not any(part in SKIP_DIRS for part in rel.split("/")[:-1])
 
     def _match(self, rel: str) -> bool:
         if not self.glob:
             return True
         import fnmatch
 
-        return fnmatch.fnmatch(rel, self.glob) or fnmatch.fnmatch(os.path.basename(rel), self.glob)
+        return fnmatch.fnmatch(rel, self.glob) or fnmatch.fnmatch(posixpath.basename(rel), self.glob)
 
     # ---------------------------------------------------------------- document construction
-    def _member_limits(self, path: str, rel: str, size: int, is_link: bool, n_files: int, total: int,
+    def _member_limits(self, key: str, rel: str, size: int, is_link: bool, n_files: int, total: int,
                        kw: dict) -> tuple[Document | None, bool, int]:
         """Limits shared by tar and zip members: (reject document or None, stop the archive, bytes so far)."""
         if n_files > self.max_files:
-            return self._doc(doc_id=f"{path}#too_many_files", text="", path="",
+            return self._doc(doc_id=f"{key}#too_many_files", text="", path="",
                              reject="code_archive_too_many_files", **kw), True, total
         if is_link:
-            return self._doc(doc_id=f"{path}/{rel}", text="", path=rel, reject="code_archive_link", **kw), False, total
+            return self._doc(doc_id=f"{key}/{rel}", text="", path=rel, reject="code_archive_link", **kw), False, total
         if size > self.max_file_bytes:
-            return self._doc(doc_id=f"{path}/{rel}", text="", path=rel, reject="code_oversized",
+            return self._doc(doc_id=f"{key}/{rel}", text="", path=rel, reject="code_oversized",
                              extra={"n_bytes": size}, **kw), False, total
         total += size
         if total > self.max_archive_bytes:
-            return self._doc(doc_id=f"{path}#too_large", text="", path="",
+            return self._doc(doc_id=f"{key}#too_large", text="", path="",
                              reject="code_archive_too_large", **kw), True, total
         return None, False, total
 
@@ -186,92 +190,135 @@ class CodeReader(BaseReader):
             self.stat_update(f"reject/{reject}")
         if self.default_metadata:
             meta = self.default_metadata | meta
-        self.stat_update("documents")
         return Document(text=text, id=doc_id, metadata=meta)
 
     def _from_bytes(self, content: bytes, *, doc_id: str, **kw) -> Document:
+        extra: dict = dict(kw.pop("extra", None) or {})
+        if kw.get("path", "").lower().endswith(".ipynb"):
+            stripped = strip_notebook(content)
+            if stripped is not None and len(stripped) < len(content):
+                # outputs and attachments (base64 images) are no code: the cells are kept
+                extra["code__notebook_stripped_bytes"] = len(content) - len(stripped)
+                content = stripped
         text, reject, encoding = decode_bytes(content)
         # the encoding the text was decoded with (or the failed guess/declaration of an undecodable file)
-        extra = {"code__encoding": encoding} if encoding else None
-        return self._doc(doc_id=doc_id, text=text or "", reject=reject, extra=extra, **kw)
+        if encoding:
+            extra["code__encoding"] = encoding
+        return self._doc(doc_id=doc_id, text=text or "", reject=reject, extra=extra or None, **kw)
+
+    def reject_doc(self, ref, reason: str, detail: str) -> Document:
+        repo = posixpath.basename(ref.root) if ref.root_rel else None
+        return self._doc(doc_id=ref.key, text="", repo=repo, path=ref.root_rel or ref.name, license=None,
+                         source_file=ref.full, reject=reason, extra={"code__error": detail[:500]})
 
     # ---------------------------------------------------------------- readers
-    def _read_tree_file(self, fpath: str, root: str, lic_cache: dict) -> Iterator[Document]:
-        rel = os.path.relpath(fpath, root).replace(os.sep, "/")
-        if not self._match(rel):
+    def read_ref(self, ref) -> Iterator[Document]:
+        low = ref.rel.lower()
+        in_tree = bool(ref.root_rel)
+        if low.endswith(ARCHIVE_SUFFIXES):
+            if in_tree and self.archives == "skip":
+                yield self.reject_doc(ref, "code_archive_skipped", "archive inside a source folder (archives=skip)")
+                return
+            if in_tree:
+                self.stat_update("archives_in_tree")
+            yield from self._read_archive(ref)
+        elif low.endswith(TABLE_SUFFIXES) and not in_tree:
+            yield from self._read_table(ref)
+        else:
+            yield from self._read_tree_file(ref)
+
+    def _root_license(self, ref) -> str | None:
+        if not ref.root_rel:
+            return None
+        if ref.root not in self._lic_cache:
+            self._lic_cache[ref.root] = None
+            tops = sorted(r.rel for r in self._list()[0].values() if r.root == ref.root and "/" not in r.root_rel
+                          and _LICENSE_FILE.match(r.root_rel))
+            for rel in tops:
+                try:
+                    with ref.folder.open(rel, "rb") as fh:
+                        self._lic_cache[ref.root] = detect_license(fh.read(20000).decode("utf-8", "replace"))
+                except Exception:  # noqa: BLE001
+                    pass
+                if self._lic_cache[ref.root]:
+                    break
+        return self._lic_cache[ref.root]
+
+    def _read_tree_file(self, ref) -> Iterator[Document]:
+        rel = ref.root_rel or ref.name
+        if ref.root_rel and not self._match(rel):
             return
-        repo = os.path.basename(root)
-        if root not in lic_cache:
-            lic_cache[root] = None
-            for f in sorted(os.listdir(root)):
-                if _LICENSE_FILE.match(f) and os.path.isfile(os.path.join(root, f)):
-                    try:
-                        with open(os.path.join(root, f), "rb") as fh:
-                            lic_cache[root] = detect_license(fh.read(20000).decode("utf-8", "replace"))
-                    except OSError:
-                        pass
-                    if lic_cache[root]:
-                        break
-        kw = dict(doc_id=fpath, repo=repo, path=rel, license=lic_cache[root], source_file=fpath)
-        if os.path.islink(fpath):
-            target = os.path.realpath(fpath)
+        repo = posixpath.basename(ref.root) if ref.root_rel else posixpath.basename(posixpath.dirname(ref.full))
+        kw = dict(doc_id=ref.key, repo=repo, path=rel, license=self._root_license(ref), source_file=ref.full)
+        local = ref.local_path
+        if local is not None and ref.root_rel and os.path.islink(local):
+            target = os.path.realpath(local)
+            root = os.path.realpath(ref.root)
             if not (target == root or target.startswith(root + os.sep)):
                 yield self._doc(text="", reject="code_archive_path_traversal", **kw)
                 return
+        # a notebook is mostly outputs (base64 images): it is read up to NOTEBOOK_FACTOR x the limit and the
+        # limit applies to what is left once outputs and attachments are stripped
+        limit = self.max_file_bytes * (NOTEBOOK_FACTOR if rel.lower().endswith(".ipynb") else 1)
         try:
-            size = os.path.getsize(fpath)
-            if size > self.max_file_bytes:
+            size = ref.size()
+            if size is not None and size > limit:
                 yield self._doc(text="", reject="code_oversized", extra={"n_bytes": size}, **kw)
                 return
-            with open(fpath, "rb") as fh:
-                content = fh.read(self.max_file_bytes + 1)
-        except OSError:
+            with ref.open("rb") as fh:
+                content = fh.read(limit + 1)
+        except Exception:  # noqa: BLE001 - any I/O failure is a reject, not a crash
             yield self._doc(text="", reject="code_unreadable", **kw)
             return
+        if len(content) > limit:
+            yield self._doc(text="", reject="code_oversized", extra={"n_bytes": len(content)}, **kw)
+            return
+        if limit > self.max_file_bytes:
+            stripped = strip_notebook(content)
+            if stripped is None or len(stripped) > self.max_file_bytes:
+                yield self._doc(text="", reject="code_oversized", extra={"n_bytes": len(content)}, **kw)
+                return
         yield self._from_bytes(content, **kw)
 
-    def _read_single_file(self, fpath: str) -> Iterator[Document]:
-        root = os.path.dirname(fpath)
-        yield from self._read_tree_file(fpath, root, {root: None})
-
-    def _open_tar(self, path: str):
-        if path.lower().endswith((".tar.zst", ".tzst")):
+    def _open_tar(self, ref):
+        fh = ref.open("rb")
+        if ref.rel.lower().endswith((".tar.zst", ".tzst")):
             import zstandard
 
-            fh = open(path, "rb")
             stream = zstandard.ZstdDecompressor().stream_reader(fh)
             return tarfile.open(fileobj=stream, mode="r|"), fh
-        return tarfile.open(path, mode="r:*"), None
+        return tarfile.open(fileobj=fh, mode="r:*"), fh
 
-    def _read_archive(self, path: str) -> Iterator[Document]:
-        stem = _archive_stem(path)
-        if path.lower().endswith(".zip"):
-            yield from self._read_zip(path, stem)
+    def _read_archive(self, ref) -> Iterator[Document]:
+        stem = _archive_stem(ref.name)
+        if ref.rel.lower().endswith(".zip"):
+            yield from self._read_zip(ref, stem)
         else:
-            yield from self._read_tar(path, stem)
+            yield from self._read_tar(ref, stem)
 
-    def _member_doc(self, path: str, stem: str, name: str, lic: str | None):
+    def _member_doc(self, ref, stem: str, name: str, lic: str | None):
         rel = safe_member_path(name)
-        kw = dict(repo=stem, license=lic, source_file=path)
+        kw = dict(repo=stem, license=lic, source_file=ref.full)
         if rel is None:
-            return None, self._doc(doc_id=f"{path}/{name}", text="", path=name, reject="code_archive_path_traversal", **kw)
+            return None, self._doc(doc_id=f"{ref.key}/{name}", text="", path=name,
+                                   reject="code_archive_path_traversal", **kw)
         return rel, kw
 
-    def _read_tar(self, path: str, stem: str) -> Iterator[Document]:
+    def _read_tar(self, ref, stem: str) -> Iterator[Document]:
         try:
-            tf, fh = self._open_tar(path)
+            tf, fh = self._open_tar(ref)
         except Exception:  # noqa: BLE001 - any open failure is a corrupt archive
-            yield self._doc(doc_id=path, text="", repo=stem, path="", license=None, source_file=path,
+            yield self._doc(doc_id=ref.key, text="", repo=stem, path="", license=None, source_file=ref.full,
                             reject="code_corrupt_archive")
             return
         n_files = 0
         total = 0
-        lic = self._tar_license_prepass(path)
+        lic = self._tar_license_prepass(ref)
         try:
             for m in tf:
                 if m.isdir():
                     continue
-                rel, kw = self._member_doc(path, stem, m.name, lic)
+                rel, kw = self._member_doc(ref, stem, m.name, lic)
                 if rel is None:
                     yield kw
                     continue
@@ -280,10 +327,14 @@ class CodeReader(BaseReader):
                     continue
                 is_link = m.issym() or m.islnk()
                 if not is_link and not m.isfile():
+                    # FIFO, character/block device or another special member: a reject row, never read
+                    what = "fifo" if m.isfifo() else "device" if m.isdev() else f"type {m.type!r}"
+                    yield self._doc(doc_id=f"{ref.key}/{rel}", text="", path=rel, reject="code_special_file",
+                                    extra={"code__error": f"special tar member: {what}"}, **kw)
                     continue
                 n_files += 1
-                doc_id = f"{path}/{rel}"
-                reject, stop, total = self._member_limits(path, rel, m.size, is_link, n_files, total, kw)
+                doc_id = f"{ref.key}/{rel}"
+                reject, stop, total = self._member_limits(ref.key, rel, m.size, is_link, n_files, total, kw)
                 if reject is not None:
                     yield reject
                 if stop:
@@ -299,19 +350,19 @@ class CodeReader(BaseReader):
                         continue
                 yield self._from_bytes(content, doc_id=doc_id, path=rel, **kw)
         except Exception:  # noqa: BLE001 - truncated / corrupt stream mid-way
-            yield self._doc(doc_id=f"{path}#corrupt", text="", repo=stem, path="", license=lic, source_file=path,
-                            reject="code_corrupt_archive")
+            yield self._doc(doc_id=f"{ref.key}#corrupt", text="", repo=stem, path="", license=lic,
+                            source_file=ref.full, reject="code_corrupt_archive")
         finally:
             tf.close()
-            if fh is not None:
-                fh.close()
+            fh.close()
 
-    def _tar_license_prepass(self, path: str) -> str | None:
+    def _tar_license_prepass(self, ref) -> str | None:
         """Root LICENSE of a (small) tar archive, found by a header pass before reading members."""
         try:
-            if os.path.getsize(path) > 64 * 1024**2:
+            size = ref.size()
+            if size is None or size > 64 * 1024**2:
                 return None
-            tf, fh = self._open_tar(path)
+            tf, fh = self._open_tar(ref)
         except Exception:  # noqa: BLE001
             return None
         try:
@@ -325,16 +376,19 @@ class CodeReader(BaseReader):
             return None
         finally:
             tf.close()
-            if fh is not None:
-                fh.close()
+            fh.close()
         return None
 
-    def _read_zip(self, path: str, stem: str) -> Iterator[Document]:
+    def _read_zip(self, ref, stem: str) -> Iterator[Document]:
+        fh = None
         try:
-            zf = zipfile.ZipFile(path)
+            fh = ref.open("rb")
+            zf = zipfile.ZipFile(fh)
             infos = zf.infolist()
         except Exception:  # noqa: BLE001
-            yield self._doc(doc_id=path, text="", repo=stem, path="", license=None, source_file=path,
+            if fh is not None:
+                fh.close()
+            yield self._doc(doc_id=ref.key, text="", repo=stem, path="", license=None, source_file=ref.full,
                             reject="code_corrupt_archive")
             return
         lic = None
@@ -349,21 +403,21 @@ class CodeReader(BaseReader):
                     break
         n_files = 0
         total = 0
-        with zf:
+        with fh, zf:
             for info in infos:
                 if info.is_dir():
                     continue
-                rel, kw = self._member_doc(path, stem, info.filename, lic)
+                rel, kw = self._member_doc(ref, stem, info.filename, lic)
                 if rel is None:
                     yield kw
                     continue
                 if not self._match(rel):
                     continue
                 n_files += 1
-                doc_id = f"{path}/{rel}"
+                doc_id = f"{ref.key}/{rel}"
                 # a unix symlink is stored in the external attributes
                 is_link = (info.external_attr >> 16) & 0o170000 == 0o120000
-                reject, stop, total = self._member_limits(path, rel, info.file_size, is_link, n_files, total, kw)
+                reject, stop, total = self._member_limits(ref.key, rel, info.file_size, is_link, n_files, total, kw)
                 if reject is not None:
                     yield reject
                 if stop:
@@ -379,27 +433,27 @@ class CodeReader(BaseReader):
                 yield self._from_bytes(content, doc_id=doc_id, path=rel, **kw)
 
     # ---------------------------------------------------------------- Stack-style tables
-    def _table_rows(self, path: str) -> Iterator[dict | Exception]:
-        low = path.lower()
-        if low.endswith(".parquet"):
-            import pyarrow.parquet as pq
+    def _table_rows(self, ref) -> Iterator[dict | Exception]:
+        low = ref.rel.lower()
+        with ref.open("rb") as raw:
+            if low.endswith(".parquet"):
+                import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(path)
-            for batch in pf.iter_batches(batch_size=256):
-                yield from batch.to_pylist()
-            return
-        if low.endswith(".gz"):
-            import gzip
+                pf = pq.ParquetFile(raw)
+                for batch in pf.iter_batches(batch_size=256):
+                    yield from batch.to_pylist()
+                return
+            if low.endswith(".gz"):
+                import gzip
 
-            fh = gzip.open(path, "rb")
-        elif low.endswith(".zst"):
-            import zstandard
+                fh = gzip.GzipFile(fileobj=raw, mode="rb")
+            elif low.endswith(".zst"):
+                import zstandard
 
-            fh = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
-        else:
-            fh = open(path, "rb")
-        with fh:
-            for line in io.BufferedReader(fh) if low.endswith(".zst") else fh:
+                fh = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw))
+            else:
+                fh = raw
+            for line in fh:
                 if not line.strip():
                     continue
                 try:
@@ -408,25 +462,25 @@ class CodeReader(BaseReader):
                 except ValueError as e:
                     yield e
 
-    def _read_table(self, path: str) -> Iterator[Document]:
-        stem = _archive_stem(path)
+    def _read_table(self, ref) -> Iterator[Document]:
+        stem = _archive_stem(ref.name)
         i = -1
         try:
-            for i, row in enumerate(self._table_rows(path)):
+            for i, row in enumerate(self._table_rows(ref)):
                 if i >= self.max_files:
-                    yield self._doc(doc_id=f"{path}#too_many_files", text="", repo=stem, path="", license=None,
-                                    source_file=path, reject="code_archive_too_many_files")
+                    yield self._doc(doc_id=f"{ref.key}#too_many_files", text="", repo=stem, path="", license=None,
+                                    source_file=ref.full, reject="code_archive_too_many_files")
                     return
                 if isinstance(row, Exception):
-                    yield self._doc(doc_id=f"{path}#{i}", text="", repo=stem, path="", license=None, source_file=path,
-                                    reject="code_broken_record")
+                    yield self._doc(doc_id=f"{ref.key}#{i}", text="", repo=stem, path="", license=None,
+                                    source_file=ref.full, reject="code_broken_record")
                     continue
-                yield self._table_doc(row, path, stem, i)
+                yield self._table_doc(row, ref, stem, i)
         except Exception:  # noqa: BLE001 - unreadable parquet / truncated gzip
-            yield self._doc(doc_id=f"{path}#corrupt@{i + 1}", text="", repo=stem, path="", license=None,
-                            source_file=path, reject="code_corrupt_archive")
+            yield self._doc(doc_id=f"{ref.key}#corrupt@{i + 1}", text="", repo=stem, path="", license=None,
+                            source_file=ref.full, reject="code_corrupt_archive")
 
-    def _table_doc(self, row: dict, path: str, stem: str, i: int) -> Document:
+    def _table_doc(self, row: dict, ref, stem: str, i: int) -> Document:
         def first(keys):
             for k in keys:
                 if row.get(k) not in (None, ""):
@@ -440,54 +494,25 @@ class CodeReader(BaseReader):
         if isinstance(lic, (list, tuple)):
             lic = ",".join(str(x) for x in lic) if lic else None
         rid = first(_ID_KEYS)
-        doc_id = str(rid) if rid is not None else f"{path}#{i}"
+        doc_id = f"{ref.key}#{rid}" if rid is not None else f"{ref.key}#{i}"
         kw = dict(repo=str(repo) if repo is not None else stem, path=rel, license=str(lic) if lic else None,
-                  source_file=path)
+                  source_file=ref.full)
+        extra = {"code__row_id": str(rid)} if rid is not None else None
         content = first(_CONTENT_KEYS)
         if content is None:
-            return self._doc(doc_id=doc_id, text="", reject="code_broken_record", **kw)
+            return self._doc(doc_id=doc_id, text="", reject="code_broken_record", extra=extra, **kw)
         if isinstance(content, str):
             if len(content) > self.max_file_bytes and len(content.encode("utf-8", "surrogatepass")) > self.max_file_bytes:
-                return self._doc(doc_id=doc_id, text="", reject="code_oversized", **kw)
+                return self._doc(doc_id=doc_id, text="", reject="code_oversized", extra=extra, **kw)
             if "\x00" in content[:8192]:
-                return self._doc(doc_id=doc_id, text="", reject="code_binary", **kw)
-            return self._doc(doc_id=doc_id, text=content, **kw)
+                return self._doc(doc_id=doc_id, text="", reject="code_binary", extra=extra, **kw)
+            try:
+                content.encode("utf-8")
+            except UnicodeEncodeError:  # lone surrogates: no valid text
+                return self._doc(doc_id=doc_id, text="", reject="code_undecodable", extra=extra, **kw)
+            return self._doc(doc_id=doc_id, text=content, extra=extra, **kw)
         if isinstance(content, (bytes, bytearray)):
             if len(content) > self.max_file_bytes:
-                return self._doc(doc_id=doc_id, text="", reject="code_oversized", **kw)
-            return self._from_bytes(bytes(content), doc_id=doc_id, **kw)
-        return self._doc(doc_id=doc_id, text="", reject="code_broken_record", **kw)
-
-    # ---------------------------------------------------------------- run
-    def read_unit(self, kind: str, path: str, root: str | None, lic_cache: dict) -> Iterator[Document]:
-        if kind == "tree_file":
-            yield from self._read_tree_file(path, root, lic_cache)
-        elif kind == "archive":
-            yield from self._read_archive(path)
-        elif kind == "table":
-            yield from self._read_table(path)
-        elif not os.path.exists(path):
-            yield self._doc(doc_id=path, text="", repo=None, path=os.path.basename(path), license=None,
-                            source_file=path, reject="code_unreadable")
-        else:
-            yield from self._read_single_file(path)
-
-    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        if data:
-            yield from data
-        units = self._units()
-        mine = units[rank::world_size]
-        lic_cache: dict = {}
-        n = 0
-        skipped = 0
-        for kind, path, root in mine:
-            self.stat_update("input_files")
-            for doc in self.read_unit(kind, path, root, lic_cache):
-                if skipped < self.skip:
-                    skipped += 1
-                    continue
-                if self.limit != -1 and n >= self.limit:
-                    return
-                n += 1
-                self.update_doc_stats(doc)
-                yield doc
+                return self._doc(doc_id=doc_id, text="", reject="code_oversized", extra=extra, **kw)
+            return self._from_bytes(bytes(content), doc_id=doc_id, extra=extra, **kw)
+        return self._doc(doc_id=doc_id, text="", reject="code_broken_record", extra=extra, **kw)

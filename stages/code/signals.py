@@ -45,13 +45,14 @@ class CodeSignals(PipelineStep):
     name = "🧮 Code signals"
     type = "🔢 - SIGNALS"
 
-    def __init__(self, *, only_code: bool = True, max_chars: int = 2_000_000):
+    def __init__(self, *, only_code: bool = True, max_chars: int = 2_000_000, timeout_s: float = 20.0):
         super().__init__()
         self.only_code = only_code
         self.max_chars = int(max_chars)
+        self.timeout_s = float(timeout_s)  # per document; past it: reject_reason code_signals_timeout
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from assay.stages.code.inspection import compute_signals
+        from assay.stages.code.inspection import SignalsTimeout, compute_signals, time_limit
         from assay.stages.code.rules import code_rule_decisions
 
         for doc in data:
@@ -70,8 +71,14 @@ class CodeSignals(PipelineStep):
                 text = doc.text or ""
                 truncated = len(text) > self.max_chars
                 try:
-                    sig, flags, evidence = compute_signals(meta.get("path") or doc.id or "", text[: self.max_chars])
+                    with time_limit(self.timeout_s):
+                        sig, flags, evidence = compute_signals(meta.get("path") or doc.id or "", text[: self.max_chars])
                     reasons = code_rule_decisions(sig, sig.get("language"))
+                except SignalsTimeout:
+                    meta["reject_reason"] = "code_signals_timeout"
+                    self.stat_update("reject/code_signals_timeout")
+                    yield doc
+                    continue
                 except Exception:  # noqa: BLE001 - a signal step must not crash a task
                     meta["reject_reason"] = "code_signal_error"
                     self.stat_update("reject/code_signal_error")

@@ -18,6 +18,8 @@ instead of stalling or killing the worker:
                    ``max_memory_mb``
 ``pdf_timeout``    the parse took longer than ``timeout_s``
 ``pdf_unreadable`` the file (or WARC) could not be read from disk at all
+``pdf_special_file`` a FIFO / device / socket named like a PDF: never opened
+``warc_*``         damage in a WARC carrying PDFs (the web reader's reason codes, one document per region)
 
 Signals (for every PDF the probe could open): ``pdf__n_pages``, ``pdf__repaired`` (bool,
 ``pymupdf.Document.is_repaired``), ``pdf__missing_pages`` (int), ``pdf__trailer_lost`` (bool).
@@ -25,15 +27,15 @@ Signals (for every PDF the probe could open): ``pdf__n_pages``, ``pdf__repaired`
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from typing import Iterator
 
-from datatrove.data import Document, DocumentsPipeline, Media, MediaType
-from datatrove.pipeline.base import PipelineStep
+from datatrove.data import Document, Media, MediaType
 
+from assay.stages.common.readers import PathsReader, escape_text
 from assay.stages.pdf import _isolate
 from assay.stages.pdf._pdfdoc import open_pdf, structure_signals
+from assay.stages.web.warc import WarcRecordIterator, _strip_uri, payload_truncated
 
 REASON_ENCRYPTED = "pdf_encrypted"
 REASON_CORRUPT = "pdf_corrupt"
@@ -41,8 +43,10 @@ REASON_ZERO_PAGES = "pdf_zero_pages"
 REASON_OVERSIZED = "pdf_oversized"
 REASON_TIMEOUT = "pdf_timeout"
 REASON_UNREADABLE = "pdf_unreadable"
+REASON_SPECIAL = "pdf_special_file"
 PDF_READER_REASON_CODES = (
     REASON_ENCRYPTED, REASON_CORRUPT, REASON_ZERO_PAGES, REASON_OVERSIZED, REASON_TIMEOUT, REASON_UNREADABLE,
+    REASON_SPECIAL,
 )
 
 _WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
@@ -111,21 +115,30 @@ def _is_warc(path: str) -> bool:
     return path.lower().endswith(_WARC_SUFFIXES)
 
 
-class PdfReader(PipelineStep):
+class PdfReader(WarcRecordIterator, PathsReader):
     """Read PDFs from files, directories (recursive) and WARC/ARC files (``application/pdf`` records).
 
+    Listing, sharding, ``limit``/``skip``, globs and fsspec paths come from datatrove's ``BaseDiskReader``
+    (:class:`assay.stages.common.readers.PathsReader`); WARC files go through the same record iterator as
+    web pages (:class:`assay.stages.web.warc.WarcRecordIterator`: resync after damage, one document per
+    damaged region with its ``warc_*`` reason). Ids: ``pdf:<path relative to the given root>`` and
+    ``pdf:<warc key>#<WARC-Record-ID>``; the absolute path stays in ``source_file`` / ``path``.
+
     Args:
-        paths: files or directories; WARC/ARC files are scanned for PDF responses.
+        paths: files or directories (local or fsspec URLs); WARC/ARC files are scanned for PDF responses.
         glob: file-name pattern for directories (default: ``*.pdf`` plus WARC/ARC files).
         max_bytes: larger PDFs get ``pdf_oversized`` without being parsed.
         max_pages: PDFs with more pages get ``pdf_oversized``.
         timeout_s / max_memory_mb: per-document limits of the isolated validation parse.
         isolate: run the validation in a forked child (default True; False only for debugging).
-        limit: stop after this many documents per rank (-1: no limit).
+        limit / skip: documents per rank, as in datatrove readers (-1: no limit).
     """
 
     name = "📄 PDF reader"
     type = "📖 - READER"
+    family = "pdf"
+    reason_unreadable = REASON_UNREADABLE
+    reason_special = REASON_SPECIAL
 
     def __init__(
         self,
@@ -137,34 +150,20 @@ class PdfReader(PipelineStep):
         max_memory_mb: int = 2048,
         isolate: bool = True,
         limit: int = -1,
+        skip: int = 0,
+        default_metadata: dict | None = None,
     ):
-        super().__init__()
-        self.paths = [paths] if isinstance(paths, str) else list(paths)
-        self.glob = glob
+        super().__init__(paths, glob=glob, limit=int(limit), skip=skip, default_metadata=default_metadata)
         self.max_bytes = int(max_bytes)
         self.max_pages = int(max_pages)
         self.timeout_s = float(timeout_s)
         self.max_memory_mb = int(max_memory_mb)
         self.isolate = bool(isolate)
-        self.limit = int(limit)
 
     # -- file listing ---------------------------------------------------------------------------
-    def _wanted(self, name: str) -> bool:
-        if self.glob:
-            return fnmatch.fnmatch(name, self.glob)
-        low = name.lower()
+    def wanted(self, rel: str) -> bool:
+        low = rel.lower()
         return low.endswith(".pdf") or _is_warc(low)
-
-    def list_files(self) -> list[str]:
-        out: list[str] = []
-        for p in self.paths:
-            if os.path.isdir(p):
-                for root, dirs, files in os.walk(p):
-                    dirs.sort()
-                    out.extend(os.path.join(root, f) for f in sorted(files) if self._wanted(f))
-            else:
-                out.append(p)
-        return sorted(dict.fromkeys(out))
 
     # -- documents ------------------------------------------------------------------------------
     def _make_doc(self, *, doc_id: str, data: bytes | None, path: str | None, size: int, meta: dict) -> Document:
@@ -189,83 +188,72 @@ class PdfReader(PipelineStep):
             self.stat_update(f"reject/{reason}")
         return doc
 
-    def _read_file(self, path: str) -> Iterator[Document]:
-        try:
-            size = os.path.getsize(path)
-            if not os.access(path, os.R_OK):
-                raise PermissionError(path)
-        except OSError:
-            doc = Document(text="", id=path, metadata={"source": "pdf", "path": path, "source_file": path,
-                                                       "reject_reason": REASON_UNREADABLE})
-            self.stat_update(f"reject/{REASON_UNREADABLE}")
-            yield doc
-            return
-        yield self._make_doc(doc_id=path, data=None, path=path, size=size,
-                             meta={"path": path, "source_file": path, "content_type": "application/pdf"})
+    def reject_doc(self, ref, reason: str, detail: str) -> Document:
+        self.stat_update(f"reject/{reason}")
+        meta = {"source": "pdf", "path": ref.full, "source_file": ref.full, "reject_reason": reason,
+                "pdf__error": detail[:500]}
+        if self.default_metadata:
+            meta = self.default_metadata | meta
+        return Document(text="", id=ref.key, metadata=meta)
 
-    def _read_warc(self, path: str) -> Iterator[Document]:
-        from warcio.archiveiterator import ArchiveIterator
-
-        try:
-            fh = open(path, "rb")
-        except OSError:
-            self.stat_update(f"reject/{REASON_UNREADABLE}")
-            yield Document(text="", id=path, metadata={"source": "pdf", "path": path, "source_file": path,
-                                                       "reject_reason": REASON_UNREADABLE})
+    def read_ref(self, ref) -> Iterator[Document]:
+        if _is_warc(ref.rel):
+            yield from self.iter_warc(ref, self._process_record)
             return
-        with fh:
+        size = ref.size()
+        local = ref.local_path
+        data = None
+        if local is not None and escape_text(local)[1] is None:
+            if not os.access(local, os.R_OK):
+                yield self.reject_doc(ref, REASON_UNREADABLE, "permission denied")
+                return
+        elif size is None or size <= self.max_bytes:
+            # remote file, or a local name MuPDF cannot be handed: the bytes travel instead of the path
             try:
-                for rec in ArchiveIterator(fh, arc2warc=True):
-                    if rec.rec_type not in ("response", "resource"):
-                        continue
-                    ctype = ""
-                    if rec.http_headers is not None:
-                        ctype = (rec.http_headers.get_header("Content-Type") or "").lower()
-                    else:
-                        ctype = (rec.rec_headers.get_header("Content-Type") or "").lower()
-                    url = rec.rec_headers.get_header("WARC-Target-URI") or ""
-                    if "pdf" not in ctype and not url.lower().split("?")[0].endswith(".pdf"):
-                        continue
-                    status = rec.http_headers.get_statuscode() if rec.http_headers is not None else "200"
-                    if status and not str(status).startswith("2"):
-                        self.stat_update("skipped/http_status")
-                        continue
-                    record_id = rec.rec_headers.get_header("WARC-Record-ID") or url
-                    meta = {
-                        "url": url,
-                        "record_id": record_id,
-                        "date": rec.rec_headers.get_header("WARC-Date"),
-                        "source_file": path,
-                        "content_type": ctype.split(";")[0].strip() or "application/pdf",
-                    }
-                    try:
-                        data = rec.content_stream().read(self.max_bytes + 1)
-                    except Exception:  # noqa: BLE001 - truncated / broken record payload
-                        self.stat_update(f"reject/{REASON_CORRUPT}")
-                        yield Document(text="", id=record_id, metadata={"source": "pdf", **meta,
-                                                                         "reject_reason": REASON_CORRUPT})
-                        continue
-                    size = len(data)
-                    if size > self.max_bytes:
-                        data = b""
-                    yield self._make_doc(doc_id=record_id, data=data, path=None, size=size, meta=meta)
-            except Exception:  # noqa: BLE001 - corrupt gzip / garbage between records: stop this file
-                self.stat_update(f"reject/{REASON_UNREADABLE}")
-                self.stat_update("files/aborted")
-                yield Document(text="", id=path, metadata={"source": "pdf", "path": path, "source_file": path,
-                                                           "reject_reason": REASON_UNREADABLE})
+                with ref.open("rb") as fh:
+                    data = fh.read(self.max_bytes + 1)
+            except Exception as e:  # noqa: BLE001
+                yield self.reject_doc(ref, REASON_UNREADABLE, repr(e))
+                return
+            size = len(data)
+            local = None
+        if size is None:
+            yield self.reject_doc(ref, REASON_UNREADABLE, "size unknown")
+            return
+        yield self._make_doc(doc_id=ref.key, data=data, path=local, size=size,
+                             meta={"path": ref.full, "source_file": ref.full, "content_type": "application/pdf"})
 
-    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        if data:
-            yield from data
-        files = self.list_files()[rank::world_size]
-        n = 0
-        for path in files:
-            reader = self._read_warc if _is_warc(path) else self._read_file
-            for doc in reader(path):
-                self.stat_update("documents")
-                self.update_doc_stats(doc)
-                yield doc
-                n += 1
-                if 0 <= self.limit <= n:
-                    return
+    def _process_record(self, record, it, ref, offset) -> Document | None:
+        """A PDF response/resource record -> a PDF document; every other record is skipped (counted)."""
+        if record.rec_type not in ("response", "resource"):
+            self.stat_update(f"skipped/{record.rec_type}")
+            return None
+        if record.http_headers is not None:
+            ctype = (record.http_headers.get_header("Content-Type") or "").lower()
+        else:
+            ctype = (record.rec_headers.get_header("Content-Type") or "").lower()
+        url = _strip_uri(record.rec_headers.get_header("WARC-Target-URI")) or ""
+        if "pdf" not in ctype and not url.lower().split("?")[0].endswith(".pdf"):
+            self.stat_update("skipped/not_pdf")
+            return None
+        status = record.http_headers.get_statuscode() if record.http_headers is not None else "200"
+        if status and not str(status).startswith("2"):
+            self.stat_update("skipped/http_status")
+            return None
+        doc_id, meta = self._base_metadata(record, ref, offset)
+        meta["record_id"] = record.rec_headers.get_header("WARC-Record-ID") or meta["record_id"]
+        meta["content_type"] = ctype.split(";")[0].strip() or "application/pdf"
+        stream = record.content_stream()
+        data = stream.read(self.max_bytes + 1)
+        size = len(data)
+        if size > self.max_bytes:
+            data = b""
+            while stream.read(1 << 20):
+                pass
+        elif (getattr(record.raw_stream, "limit", 0) or 0) > 0 or payload_truncated(stream):
+            # a clipped payload is no whole PDF
+            self.stat_update(f"reject/{REASON_CORRUPT}")
+            meta["reject_reason"] = REASON_CORRUPT
+            return Document(text="", id=doc_id, metadata=meta)
+        self.stat_update("emitted")
+        return self._make_doc(doc_id=doc_id, data=data, path=None, size=size, meta=meta)

@@ -17,24 +17,33 @@ Every record read is accounted for in the step stats:
   line at a line start (stats ``resync/gzip_member``, ``resync/line``);
 * each damaged region (and an unreadable file) yields ONE document with ``text=""``, a
   ``reject_reason`` (``warc_corrupt_gzip``, ``warc_invalid_record``, ``warc_unreadable_file``), id
-  ``<path>#<offset of the damage>`` (just ``<path>`` when nothing at all could be read),
+  ``web:<file key>#<offset of the damage>`` (just ``web:<file key>`` when nothing at all could be read),
   ``warc__offset``/``warc__resync_offset`` and stats ``reject/<reason>`` + ``damaged_regions``
   (+ ``files/aborted`` when the damage runs to the end of the file). When the damage sits in the
   payload of a record whose header was read, that record's reject document stands for the region.
   So ``records == emitted + skipped/* + reject/* - damaged_regions``. Padding (newlines, NULs) after or
   between gzip members is not damage (stat ``gzip_padding``).
+* a file that holds no record at all (a text file named ``.warc.gz``) is one ``warc_not_an_archive``
+  document (warcio would read lines with five fields as ARC headers); a FIFO / device is one
+  ``warc_special_file`` document and is never opened; a record whose ``Content-Length`` is no usable length
+  (``99999999999999999999``) is ``warc_invalid_record`` and reading resumes after it; a page whose
+  ``Content-Encoding`` body stops before its compressed stream ends is ``warc_truncated_payload``
+  (``warc__truncated = "content-encoding"``).
+
+Ids: ``web:<file key>#<WARC-Record-ID>`` (ARC records: ``#<offset>``), the file key being the path relative
+to the root given (``assay.stages.common.readers``); a key repeated in one file gets ``~2``, ``~3``.
+Listing, sharding, ``limit``/``skip``, globs and fsspec paths come from datatrove's ``BaseDiskReader``.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import functools
-import os
 import re
 from typing import Iterator
 
-from datatrove.data import Document, DocumentsPipeline
-from datatrove.pipeline.readers.base import BaseReader
+from datatrove.data import Document
+
+from assay.stages.common.readers import PathsReader
 
 # file names picked up when a directory is given and no glob is set
 _ARCHIVE_NAME_RE = re.compile(r"\.(warc|arc|wet|wat)(\.(warc|wet|wat))*(\.gz)?$", re.IGNORECASE)
@@ -53,8 +62,12 @@ REASON_CORRUPT_GZIP = "warc_corrupt_gzip"
 REASON_DECODE = "warc_decode_error"
 REASON_INVALID = "warc_invalid_record"
 REASON_UNREADABLE = "warc_unreadable_file"
+REASON_NOT_AN_ARCHIVE = "warc_not_an_archive"  # readable bytes without a single record (a text file named .warc.gz)
+REASON_SPECIAL = "warc_special_file"  # a FIFO / device / socket where a WARC was expected: never opened
+REASON_TRUNCATED_PAYLOAD = "warc_truncated_payload"  # the Content-Encoding (gzip) body ends before its stream
 
-WARC_REASON_CODES = (REASON_TRUNCATED, REASON_CORRUPT_GZIP, REASON_DECODE, REASON_INVALID, REASON_UNREADABLE)
+WARC_REASON_CODES = (REASON_TRUNCATED, REASON_CORRUPT_GZIP, REASON_DECODE, REASON_INVALID, REASON_UNREADABLE,
+                     REASON_NOT_AN_ARCHIVE, REASON_SPECIAL, REASON_TRUNCATED_PAYLOAD)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -87,6 +100,14 @@ def _charset_from_content_type(content_type: str | None) -> str | None:
     return m.group(1) if m else None
 
 
+def _looks_wide(data: bytes) -> bool:
+    """Bytes that can be UTF-16/32: a BOM, or NUL in at least a fifth of the first 4 KiB (ASCII as UTF-16)."""
+    head = data[:4096]
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or head[:4] in (b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00"):
+        return True
+    return bool(head) and head.count(0) * 5 >= len(head)
+
+
 def decode_html_bytes(data: bytes, http_charset: str | None = None) -> tuple[str, str, str]:
     """Decode an HTML payload.
 
@@ -113,6 +134,12 @@ def decode_html_bytes(data: bytes, http_charset: str | None = None) -> tuple[str
         pass
     for codec, source in declared:
         if not codec or codec == "utf-8":
+            continue
+        if codec.startswith(("utf-16", "utf-32")) and not _looks_wide(data):
+            # WHATWG: a UTF-16 label on bytes that parsed as ASCII (the <meta> was readable) means no UTF-16;
+            # trusting it turns a cp1252 page into CJK-looking garbage. The page is single-byte: WHATWG's
+            # default for such pages is windows-1252
+            declared.append(("cp1252", f"{source}_utf16_ignored"))
             continue
         try:
             return data.decode(codec), codec, source
@@ -178,30 +205,10 @@ def _is_arc_file(fh) -> bool:
 
 
 def expand_paths(paths: list[str] | str, glob: str | None = None) -> list[str]:
-    """Expand files and directories (recursively) into a sorted, de-duplicated list of files.
-
-    Directories keep files matching ``glob`` (fnmatch on the path relative to the directory, or on the
-    file name) or, without a glob, files named like archives (``*.warc[.gz]``, ``*.arc[.gz]``,
-    ``*.wet[.gz]``, ``*.wat[.gz]``). Explicit file paths are always kept.
-    """
-    if isinstance(paths, str):
-        paths = [paths]
-    out: list[str] = []
-    for p in paths:
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                dirs.sort()
-                for name in sorted(files):
-                    full = os.path.join(root, name)
-                    rel = os.path.relpath(full, p)
-                    if glob is not None:
-                        if fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(name, glob):
-                            out.append(full)
-                    elif _ARCHIVE_NAME_RE.search(name):
-                        out.append(full)
-        else:
-            out.append(p)
-    return sorted(dict.fromkeys(out))
+    """The files a :class:`WarcReader` reads for these paths (datatrove listing; directories keep files
+    matching ``glob`` or, without a glob, files named like archives: ``*.warc[.gz]``, ``*.arc[.gz]``,
+    ``*.wet[.gz]``, ``*.wat[.gz]``). Explicit file paths are always kept."""
+    return WarcReader(paths, glob=glob).list_files()
 
 
 class _GzipError(OSError):
@@ -393,54 +400,63 @@ def _strict_reader_class():
 # ----------------------------------------------------------------------------------------------
 # reader step
 # ----------------------------------------------------------------------------------------------
-class WarcReader(BaseReader):
-    """Read WARC/ARC/WET files (gzip or plain) into one document per HTML response.
+# ----------------------------------------------------------------------------------------------
+# the one WARC record iterator (web pages and PDFs in WARCs)
+# ----------------------------------------------------------------------------------------------
+_MAX_CONTENT_LENGTH = (1 << 62)  # a declared Content-Length beyond this is no length (stored ints are int64)
+_SNIFF_BYTES = 1 << 16
 
-    Args:
-        paths: files and/or directories (searched recursively).
-        glob: fnmatch pattern for files inside directories (default: archive-looking names).
-        html_only: emit only HTML responses (and WET ``conversion`` plain text); everything else is
-            skipped and counted. With ``False`` other textual payloads (``text/*``, json, xml) are
-            emitted too; binary payloads are still skipped.
-        ok_status_only: skip HTTP responses whose status is not 2xx (redirect stubs, errors).
-        include_wet: emit WET ``conversion`` records (already plain text; ``content_type=text/plain``).
-        max_payload_bytes: payloads larger than this are cut to this size before decoding and get
-            ``warc__payload_cut=True`` (protects memory on giant records).
-        limit / skip / default_metadata: as in datatrove readers.
-    """
 
-    name = "🕷 assay WARC"
-    _requires_dependencies = ["warcio"]
+def sniff_archive(fh) -> str:
+    """``warc`` (a record header within the first 64 KiB, or an ARC ``filedesc://`` start), ``empty``
+    (nothing but padding), ``damaged`` (gzip that does not decompress: left to resync) or ``other`` (readable
+    bytes that hold no record: a text file named ``.warc.gz``). The file position is restored to 0."""
+    import zlib
 
-    def __init__(
-        self,
-        paths: list[str] | str = (),
-        glob: str | None = None,
-        html_only: bool = True,
-        ok_status_only: bool = True,
-        include_wet: bool = True,
-        max_payload_bytes: int = 10_000_000,
-        limit: int = -1,
-        skip: int = 0,
-        default_metadata: dict | None = None,
-    ):
-        super().__init__(limit=limit, skip=skip, default_metadata=default_metadata)
-        self.paths = [paths] if isinstance(paths, str) else list(paths)
-        self.glob = glob
-        self.html_only = html_only
-        self.ok_status_only = ok_status_only
-        self.include_wet = include_wet
-        self.max_payload_bytes = max_payload_bytes
+    try:
+        raw = fh.read(_SNIFF_BYTES)
+        fh.seek(0)
+    except Exception:  # noqa: BLE001 - unseekable: let the iterator decide
+        return "warc"
+    data = raw
+    if raw[:2] == _GZIP_MAGIC:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            data = d.decompress(raw, _SNIFF_BYTES)
+            while d.eof and d.unused_data and len(data) < _SNIFF_BYTES and d.unused_data[:2] == _GZIP_MAGIC:
+                rest = d.unused_data
+                d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                data += d.decompress(rest, _SNIFF_BYTES - len(data))
+        except zlib.error:
+            return "damaged"
+    body = data.lstrip(_PADDING)
+    if not body:
+        return "empty" if raw[:2] != _GZIP_MAGIC or len(raw) < _SNIFF_BYTES else "warc"
+    if body[:5] == b"WARC/" or body[:11].lower() == b"filedesc://":
+        return "warc"
+    if any(is_record_start_line(line) for line in data.splitlines(keepends=True)):
+        return "warc"  # junk before the first record: resync finds it
+    if raw[:2] == _GZIP_MAGIC:
+        # the first member is no record: a later member may still be one (damage at the start)
+        pos, _ = find_gzip_member(fh, 0, skip_first=True)
+        fh.seek(0)
+        if pos is not None:
+            return "warc"
+    return "other"
 
-    # -- sharding ------------------------------------------------------------------------------
-    def list_files(self) -> list[str]:
-        return expand_paths(self.paths, self.glob)
 
-    def get_shard(self, rank: int = 0, world_size: int = 1) -> list[str]:
-        return self.list_files()[rank::world_size]
+class WarcRecordIterator:
+    """Reads every record of one WARC/ARC file through warcio with resync after damage; the callback
+    turns a record into a document (or None). Used by :class:`WarcReader` (HTML pages) and by
+    ``assay.stages.pdf.reader.PdfReader`` (PDF payloads): one parser, one accounting, one id scheme
+    (``<source>:<file key>#<record id>``; a damaged region ``<source>:<file key>#<offset>``; a whole file
+    ``<source>:<file key>``).
 
-    # -- documents -----------------------------------------------------------------------------
-    def _reject_file_doc(self, filepath: str, reason: str, detail: str, offset: int | None = None,
+    The host class provides ``stat_update``, ``default_metadata`` and ``family``."""
+
+    family = "web"
+
+    def _reject_file_doc(self, ref, reason: str, detail: str, offset: int | None = None,
                          *, resync_offset: int | None = None, to_eof: bool = True) -> Document:
         """One document for a damaged region (or a whole unreadable file when ``offset`` is None).
 
@@ -449,10 +465,10 @@ class WarcReader(BaseReader):
         self.stat_update(f"reject/{reason}", "damaged_regions")
         if to_eof:
             self.stat_update("files/aborted")
-        doc_id = filepath if offset is None else f"{filepath}#{offset}"
+        doc_id = ref.key if offset is None else f"{ref.key}#{offset}"
         meta = {
-            "source": "web",
-            "source_file": filepath,
+            "source": self.family,
+            "source_file": ref.full,
             "url": None,
             "date": None,
             "record_id": None,
@@ -466,6 +482,7 @@ class WarcReader(BaseReader):
         if self.default_metadata:
             meta = self.default_metadata | meta
         return Document(text="", id=doc_id, metadata=meta)
+
 
     def _open_at(self, fh, pos: int):
         """A fresh (iterator, strict reader) reading ``fh`` from file offset ``pos``."""
@@ -543,31 +560,35 @@ class WarcReader(BaseReader):
         new_it, new_strict = self._open_at(fh, pos)
         return new_it, new_strict, pos, junk
 
-    def read_file(self, filepath: str) -> Iterator[Document]:
-        """Yield documents for one archive; never raises on bad input.
+    def iter_warc(self, ref, process) -> Iterator[Document]:
+        """Yield documents for one archive; never raises on bad input. ``process(record, it, ref, offset)``
+        returns the record's document or None (skipped, counted by the callback).
 
         Damage does not end the file: after a corrupt gzip member, junk between members, or bytes that are
         no record header, reading resumes at the next intact gzip member / ``WARC/1.x`` line. Each damaged
-        region yields ONE document (``id = <path>#<offset of the damage>``, ``text = ""``, a reason code,
+        region yields ONE document (``id = <key>#<offset of the damage>``, ``text = ""``, a reason code,
         ``warc__offset`` and ``warc__resync_offset``), or the record's own reject document when the damage
-        sits in the payload of a record already parsed. The file is streamed (memory stays bounded).
-        """
+        sits in the payload of a record already parsed. A file that holds no record at all (a text file
+        named ``.warc.gz``) is one ``warc_not_an_archive`` document. The file is streamed (memory stays
+        bounded)."""
         import zlib
 
-        import fsspec
         from warcio.exceptions import ArchiveLoadFailed
 
-        self.stat_update("input_files")
         try:
-            fh = fsspec.open(filepath, "rb").open()
+            fh = ref.open("rb")
         except Exception as e:  # noqa: BLE001 - any open failure is a reject, not a crash
-            yield self._reject_file_doc(filepath, REASON_UNREADABLE, repr(e))
+            yield self._reject_file_doc(ref, REASON_UNREADABLE, repr(e))
             return
         n_records = 0
         n_regions = 0
         region_ids: set[str] = set()
         last_reason = None
         try:
+            if sniff_archive(fh) == "other":
+                yield self._reject_file_doc(ref, REASON_NOT_AN_ARCHIVE,
+                                            "no WARC/ARC record header in the first 64 KiB: not an archive")
+                return
             self._arc = _is_arc_file(fh)
             it, strict = self._open_at(fh, 0)
             while True:
@@ -582,7 +603,7 @@ class WarcReader(BaseReader):
                         self.stat_update("files/incomplete_gzip")
                     elif strict.incomplete_gzip:
                         n_regions += 1
-                        yield self._reject_file_doc(filepath, REASON_CORRUPT_GZIP,
+                        yield self._reject_file_doc(ref, REASON_CORRUPT_GZIP,
                                                     "gzip stream ends inside a member (file cut short)",
                                                     strict.member_start if n_records else None)
                     break
@@ -614,7 +635,7 @@ class WarcReader(BaseReader):
                         whole = new_it is None and n_records == 0 and n_regions == 0
                         if whole and reason == REASON_INVALID:
                             reason = REASON_UNREADABLE
-                        doc = self._reject_file_doc(filepath, reason, repr(err), None if whole else damage_start,
+                        doc = self._reject_file_doc(ref, reason, repr(err), None if whole else damage_start,
                                                     resync_offset=resume, to_eof=new_it is None)
                         if doc.id in region_ids:  # two regions inside one gzip member
                             doc.id = f"{doc.id}-{n_regions}"
@@ -629,12 +650,26 @@ class WarcReader(BaseReader):
                     continue
                 n_records += 1
                 self.stat_update("records", f"records/{getattr(record, 'rec_type', 'unknown')}")
+                bad_length = _declared_length_error(record)
+                if bad_length:
+                    # warcio would read (and overflow on) a length no file has: the record is invalid and
+                    # reading resumes at the next record header
+                    yield self._record_reject(record, ref, offset, REASON_INVALID, bad_length)
+                    last_reason = REASON_INVALID
+                    try:
+                        new_it, strict, _, _ = self._resync(fh, it, strict, "parse", offset or 0)
+                    except Exception:  # noqa: BLE001
+                        new_it = None
+                    if new_it is None:
+                        break
+                    it = new_it
+                    continue
                 try:
-                    doc = self._process_record(record, it, filepath, offset)
+                    doc = process(record, it, ref, offset)
                 except _GzipError as e:
                     # the record's gzip member breaks inside its payload: the record's reject document
                     # stands for the damaged region; resume at the next intact member
-                    yield self._record_reject(record, filepath, offset, REASON_CORRUPT_GZIP, repr(e))
+                    yield self._record_reject(record, ref, offset, REASON_CORRUPT_GZIP, repr(e))
                     last_reason = REASON_CORRUPT_GZIP
                     try:
                         new_it, strict, _, _ = self._resync(fh, it, strict, "gzip", strict.member_start)
@@ -646,11 +681,11 @@ class WarcReader(BaseReader):
                     continue
                 except (zlib.error, EOFError, OSError) as e:
                     # payload could not be decoded (broken Content-Encoding); the file stream is intact
-                    yield self._record_reject(record, filepath, offset, REASON_CORRUPT_GZIP, repr(e))
+                    yield self._record_reject(record, ref, offset, REASON_CORRUPT_GZIP, repr(e))
                     last_reason = REASON_CORRUPT_GZIP
                     continue
                 except Exception as e:  # noqa: BLE001
-                    yield self._record_reject(record, filepath, offset, REASON_INVALID, repr(e))
+                    yield self._record_reject(record, ref, offset, REASON_INVALID, repr(e))
                     continue
                 last_reason = None
                 if doc is not None:
@@ -658,54 +693,137 @@ class WarcReader(BaseReader):
                     yield doc
             if n_records == 0 and n_regions == 0:
                 # empty file, only padding, or bytes warcio skips without finding a record header
-                yield self._reject_file_doc(filepath, REASON_UNREADABLE, "no WARC/ARC record found")
+                yield self._reject_file_doc(ref, REASON_UNREADABLE, "no WARC/ARC record found")
         finally:
             try:
                 fh.close()
             except Exception:  # noqa: BLE001
                 pass
 
-    def _base_metadata(self, record, filepath: str, offset: int | None) -> tuple[str, dict]:
+    def _base_metadata(self, record, ref, offset: int | None) -> tuple[str, dict]:
+        """``(id, metadata)`` of a record: id ``<file key>#<WARC-Record-ID>`` (ARC records and records without
+        an id: ``<file key>#<offset>``, as warcio invents random ids for them)."""
         h = record.rec_headers
         url = _strip_uri(h.get_header("WARC-Target-URI"))
         date = h.get_header("WARC-Date")
         record_id = _strip_uri(h.get_header("WARC-Record-ID"))
         if getattr(self, "_arc", False) or not record_id:
             # warcio invents a random uuid for ARC records: use a stable id instead
-            record_id = f"{os.path.basename(filepath)}#{offset}"
+            record_id = f"{ref.name}#{offset}"
+            doc_id = f"{ref.key}#{offset}"
+        else:
+            doc_id = f"{ref.key}#{record_id}"
         http_ct = record.http_headers.get_header("Content-Type") if record.http_headers else None
         ct = http_ct or h.get_header("WARC-Identified-Payload-Type") or (
             h.get_header("Content-Type") if record.rec_type in ("conversion", "resource") else None)
         meta = {
-            "source": "web",
+            "source": self.family,
             "url": url,
             "date": date,
             "record_id": record_id,
             "content_type": _mime(ct) or None,
-            "source_file": filepath,
+            "source_file": ref.full,
             "warc__type": record.rec_type,
             "warc__offset": offset,
         }
-        return record_id, meta
+        return doc_id, meta
 
-    def _record_reject(self, record, filepath, offset, reason, detail, text: str = "") -> Document:
+    def _record_reject(self, record, ref, offset, reason, detail, text: str = "") -> Document:
         try:
-            record_id, meta = self._base_metadata(record, filepath, offset)
+            doc_id, meta = self._base_metadata(record, ref, offset)
         except Exception:  # noqa: BLE001
-            record_id, meta = f"{filepath}#{offset}", {"source": "web", "source_file": filepath, "url": None,
-                                                        "date": None, "record_id": None, "content_type": None}
+            doc_id, meta = f"{ref.key}#{offset}", {"source": self.family, "source_file": ref.full, "url": None,
+                                                    "date": None, "record_id": None, "content_type": None}
         meta["reject_reason"] = reason
         meta["warc__error"] = detail[:500]
         self.stat_update(f"reject/{reason}")
         if self.default_metadata:
             meta = self.default_metadata | meta
-        return Document(text=text, id=record_id, metadata=meta)
+        return Document(text=text, id=doc_id, metadata=meta)
 
-    def _process_record(self, record, it, filepath: str, offset: int | None) -> Document | None:
+
+def _declared_length_error(record) -> str | None:
+    """A reason text when the record's declared Content-Length is no usable length."""
+    raw = record.rec_headers.get_header("Content-Length")
+    if raw is None:
+        return None
+    try:
+        n = int(str(raw).strip())
+    except ValueError:
+        return None  # warcio already handled (or rejected) it
+    if n < 0 or n > _MAX_CONTENT_LENGTH:
+        return f"Content-Length {str(raw)[:40]} out of range"
+    return None
+
+
+def payload_truncated(stream) -> bool:
+    """After reading a record's content stream to its end: did a ``Content-Encoding`` (gzip/deflate) body end
+    before its compressed stream did (a body cut by the crawler)?"""
+    d = getattr(stream, "decompressor", None)
+    return bool(getattr(stream, "decomp_type", None) and d is not None and getattr(d, "eof", True) is False)
+
+
+# ----------------------------------------------------------------------------------------------
+# reader step
+# ----------------------------------------------------------------------------------------------
+class WarcReader(WarcRecordIterator, PathsReader):
+    """Read WARC/ARC/WET files (gzip or plain) into one document per HTML response.
+
+    Listing, sharding, ``limit``/``skip``, globs and fsspec paths come from datatrove's ``BaseDiskReader``
+    (through :class:`assay.stages.common.readers.PathsReader`).
+
+    Args:
+        paths: files and/or directories (searched recursively), local paths or fsspec URLs.
+        glob: pattern for files inside directories (a file name at any depth, or a path with ``/``;
+            default: archive-looking names, and a folder without any is reported).
+        html_only: emit only HTML responses (and WET ``conversion`` plain text); everything else is
+            skipped and counted. With ``False`` other textual payloads (``text/*``, json, xml) are
+            emitted too; binary payloads are still skipped.
+        ok_status_only: skip HTTP responses whose status is not 2xx (redirect stubs, errors).
+        include_wet: emit WET ``conversion`` records (already plain text; ``content_type=text/plain``).
+        max_payload_bytes: payloads larger than this are cut to this size before decoding and get
+            ``warc__payload_cut=True`` (protects memory on giant records).
+        limit / skip / default_metadata: as in datatrove readers.
+    """
+
+    name = "🕷 assay WARC"
+    family = "web"
+    reason_unreadable = REASON_UNREADABLE
+    reason_special = REASON_SPECIAL
+    _requires_dependencies = ["warcio"]
+
+    def __init__(
+        self,
+        paths: list[str] | str = (),
+        glob: str | None = None,
+        html_only: bool = True,
+        ok_status_only: bool = True,
+        include_wet: bool = True,
+        max_payload_bytes: int = 10_000_000,
+        limit: int = -1,
+        skip: int = 0,
+        default_metadata: dict | None = None,
+    ):
+        super().__init__(paths, glob=glob, limit=limit, skip=skip, default_metadata=default_metadata)
+        self.html_only = html_only
+        self.ok_status_only = ok_status_only
+        self.include_wet = include_wet
+        self.max_payload_bytes = max_payload_bytes
+
+    def wanted(self, rel: str) -> bool:
+        return bool(_ARCHIVE_NAME_RE.search(rel))
+
+    def reject_doc(self, ref, reason: str, detail: str) -> Document:
+        return self._reject_file_doc(ref, reason, detail)
+
+    def read_ref(self, ref) -> Iterator[Document]:
+        yield from self.iter_warc(ref, self._process_record)
+
+    def _process_record(self, record, it, ref, offset: int | None) -> Document | None:
         rec_type = record.rec_type
         if rec_type not in _WARC_TYPES:
             # no/unknown WARC-Type: garbage that happened to parse as a header block
-            return self._record_reject(record, filepath, offset, REASON_INVALID,
+            return self._record_reject(record, ref, offset, REASON_INVALID,
                                        f"unknown record type {rec_type!r}")
         is_wet = rec_type == "conversion"
         if rec_type not in ("response", "resource") and not (is_wet and self.include_wet):
@@ -721,12 +839,19 @@ class WarcReader(BaseReader):
                 self.stat_update("skipped/http_status")
                 return None
 
-        record_id, meta = self._base_metadata(record, filepath, offset)
+        record_id, meta = self._base_metadata(record, ref, offset)
         mime = meta["content_type"] or ""
 
         # read the (de-chunked, content-decoded) payload, bounded
         stream = record.content_stream()
-        data = stream.read(self.max_payload_bytes + 1)
+        chunks, size = [], 0
+        while size <= self.max_payload_bytes:
+            piece = stream.read(min(1 << 20, self.max_payload_bytes + 1 - size))
+            if not piece:
+                break
+            chunks.append(piece)
+            size += len(piece)
+        data = b"".join(chunks)
         payload_cut = len(data) > self.max_payload_bytes
         if payload_cut:
             data = data[: self.max_payload_bytes]
@@ -735,6 +860,8 @@ class WarcReader(BaseReader):
         # clipped record: fewer bytes in the file than Content-Length announced
         remaining = getattr(record.raw_stream, "limit", 0) or 0
         truncated = remaining > 0
+        # a Content-Encoding body whose compressed stream stops early (the crawler kept a cut body)
+        body_cut = payload_truncated(stream)
 
         if is_wet:
             kind = "text"
@@ -777,31 +904,13 @@ class WarcReader(BaseReader):
         meta["warc__charset_source"] = source
         if truncated:
             meta["reject_reason"] = REASON_TRUNCATED
-            meta["warc__missing_bytes"] = remaining
+            meta["warc__missing_bytes"] = min(remaining, _MAX_CONTENT_LENGTH)
             self.stat_update(f"reject/{REASON_TRUNCATED}")
+            return Document(text=text, id=record_id, metadata=meta)
+        if body_cut:
+            meta["reject_reason"] = REASON_TRUNCATED_PAYLOAD
+            meta["warc__truncated"] = meta["warc__truncated"] or "content-encoding"
+            self.stat_update(f"reject/{REASON_TRUNCATED_PAYLOAD}")
             return Document(text=text, id=record_id, metadata=meta)
         self.stat_update("emitted")
         return Document(text=text, id=record_id, metadata=meta)
-
-    # -- step ----------------------------------------------------------------------------------
-    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        if data:
-            yield from data
-        shard = self.get_shard(rank, world_size)
-        self._log_limit_scope(rank, world_size)
-        emitted = 0
-        skipped = 0
-        for filepath in shard:
-            for doc in self.read_file(filepath):
-                if skipped < self.skip:
-                    skipped += 1
-                    continue
-                if self.limit != -1 and emitted >= self.limit:
-                    break
-                with self.track_time():
-                    self.update_doc_stats(doc)
-                self.stat_update("documents")
-                emitted += 1
-                yield doc
-            if self.limit != -1 and emitted >= self.limit:
-                break

@@ -101,7 +101,7 @@ def test_stack_style_tables(tmp_path):
     docs = list(CodeReader([str(tmp_path / "t.parquet"), str(jl)], max_file_bytes=50).run())
     reasons = [d.metadata.get("reject_reason") for d in docs]
     assert reasons == [None, "code_binary", "code_oversized", None, "code_broken_record", None]
-    assert docs[0].id == "h1" and docs[0].metadata["repo"] == "o/r" and docs[0].metadata["license"] == "mit"
+    assert docs[0].id == "code:t.parquet#h1" and docs[0].metadata["code__row_id"] == "h1" and docs[0].metadata["repo"] == "o/r" and docs[0].metadata["license"] == "mit"
     assert docs[5].metadata["repo"] == "x/y"
 
 

@@ -103,6 +103,123 @@ def giant_html_warc(path: Path, n_bytes: int = 20_000_000) -> str:
     return url
 
 
+# ------------------------------------------------------------------------------- hostile web inputs
+def raw_warc_record(url: str, http: bytes, *, record_id: str | None = None, content_length: int | str | None = None,
+                    gz: bool = True) -> bytes:
+    """One WARC response record written by hand (to lie about its length or reuse a record id)."""
+    rid = record_id or f"<urn:uuid:{hashlib.sha256(url.encode()).hexdigest()[:32]}>"
+    n = len(http) if content_length is None else content_length
+    rec = (f"WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: {rid}\r\nWARC-Target-URI: {url}\r\n"
+           f"WARC-Date: 2024-01-01T00:00:00Z\r\nContent-Type: application/http; msgtype=response\r\n"
+           f"Content-Length: {n}\r\n\r\n").encode() + http + b"\r\n\r\n"
+    return gzip.compress(rec) if gz else rec
+
+
+def http_page(body: bytes, *, headers: tuple[tuple[str, str], ...] = (("Content-Type", "text/html; charset=utf-8"),)) -> bytes:
+    return b"HTTP/1.1 200 OK\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers) + b"\r\n" + body
+
+
+def not_a_warc(path: Path, n_lines: int = 50) -> None:
+    """A plain-text file named like a WARC whose lines have five fields (warcio reads them as ARC headers)."""
+    path.write_bytes(b"".join(b"field%d alpha beta 20240101000000 %d\n" % (i, i) for i in range(n_lines)))
+
+
+def gzip_body_cut_warc(path: Path, frac: float = 0.6) -> tuple[list[str], str]:
+    """Three pages; the middle one's ``Content-Encoding: gzip`` body is cut at ``frac`` (the WARC record itself
+    is complete and its length right). Returns (intact urls, cut url)."""
+    urls = [f"http://gzcut.example/{i}" for i in range(3)]
+    recs = []
+    for i, u in enumerate(urls):
+        if i == 1:
+            body = gzip.compress(_html(u))
+            body = body[: int(len(body) * frac)]
+            http = http_page(body, headers=(("Content-Type", "text/html; charset=utf-8"), ("Content-Encoding", "gzip")))
+        else:
+            http = http_page(_html(u))
+        recs.append(raw_warc_record(u, http))
+    path.write_bytes(b"".join(recs))
+    return [urls[0], urls[2]], urls[1]
+
+
+def huge_length_warc(path: Path, *, gz: bool = True) -> tuple[list[str], str]:
+    """Three pages; the middle record declares ``Content-Length: 99999999999999999999``."""
+    urls = [f"http://hugelen.example/{i}" for i in range(3)]
+    recs = [raw_warc_record(u, http_page(_html(u)), content_length=(99999999999999999999 if i == 1 else None), gz=gz)
+            for i, u in enumerate(urls)]
+    path.write_bytes(b"".join(recs))
+    return [urls[0], urls[2]], urls[1]
+
+
+def shared_record_id_warc(path: Path, n: int = 3) -> list[str]:
+    """``n`` different pages that all carry the same ``WARC-Record-ID``."""
+    urls = [f"http://sameid.example/{i}" for i in range(n)]
+    path.write_bytes(b"".join(raw_warc_record(u, http_page(_html(u)), record_id="<urn:uuid:same>") for u in urls))
+    return urls
+
+
+def utf16_meta_cp1252_warc(path: Path) -> tuple[str, str]:
+    """A cp1252 page that declares ``<meta charset=utf-16>`` (and no HTTP charset). Returns (url, a phrase)."""
+    url = "http://charset.example/cp1252"
+    phrase = "Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e \u2013 na\u00efve fa\u00e7ade"
+    body = (f"<html><head><meta charset=\"utf-16\"><title>menu</title></head><body><p>{phrase}. "
+            f"{words('cp1252', 80)}</p></body></html>").encode("cp1252")
+    path.write_bytes(raw_warc_record(url, http_page(body, headers=(("Content-Type", "text/html"),))))
+    return url, phrase
+
+
+def fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def bytes_name(folder: Path, raw_name: bytes, data: bytes) -> bytes:
+    """Write ``data`` to a file whose name is ``raw_name`` (bytes that need not be UTF-8); return the raw path."""
+    full = os.path.join(os.fsencode(folder), raw_name)
+    with open(full, "wb") as fh:
+        fh.write(data)
+    return full
+
+
+# ------------------------------------------------------------------------------ hostile code inputs
+def tar_with(path: Path, members: list[tuple[str, bytes | None, bytes]], *, encoding: str = "utf-8") -> None:
+    """A tar of (name, type or None for a regular file, content) members, names written with ``encoding``."""
+    import tarfile
+
+    with tarfile.open(path, "w", encoding=encoding, format=tarfile.GNU_FORMAT) as tf:
+        for name, typ, content in members:
+            info = tarfile.TarInfo(name)
+            if typ is None:
+                info.size = len(content)
+                tf.addfile(info, io.BytesIO(content))
+            else:
+                info.type = typ
+                info.devmajor, info.devminor = 1, 3
+                tf.addfile(info)
+
+
+def zip_with(path: Path, members: list[tuple[str, bytes]]) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # duplicate names are the point
+        with zipfile.ZipFile(path, "w") as zf:
+            for name, content in members:
+                zf.writestr(name, content)
+
+
+def notebook_with_image(path: Path, image_bytes: int = 400_000) -> list[str]:
+    """A notebook with two code cells and one output holding a large base64 PNG. Returns the code lines."""
+    import base64
+
+    code = [good_module("nb1", 3), good_module("nb2", 3)]
+    png = base64.b64encode(hashlib.sha256(b"x").digest() * (image_bytes // 32)).decode()
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"name": "python3", "language": "python"}},
+          "cells": [{"cell_type": "code", "metadata": {}, "execution_count": i + 1, "source": c,
+                     "outputs": [{"output_type": "display_data", "metadata": {}, "data": {"image/png": png}}]}
+                    for i, c in enumerate(code)]}
+    path.write_text(json.dumps(nb))
+    return code
+
+
 # ------------------------------------------------------------------------------------------ code
 def good_module(seed: str, n_funcs: int = 12) -> str:
     """Plain, distinct Python source."""

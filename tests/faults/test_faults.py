@@ -133,17 +133,23 @@ def test_web_good_documents_all_written(web_run: Run):
         assert web_run.outcome("url", url) == [("output", None)], url
 
 
+def region_ids(run: Run, name: str) -> list[str]:
+    """Ids of the damaged-region documents of one file (`web:<key>#<offset>`: no record, so no WARC type)."""
+    return [i for i, t in zip(run.store["id"].to_list(), run.store["warc__type"].to_list())
+            if f"{name}#" in i and t is None]
+
+
 def test_corrupt_gzip_warc_file_is_excluded_with_a_warc_reason(web_run: Run):
     """Bytes flipped mid-stream in the 3rd gzip member: the records before it survive (checked above),
-    the file yields one document named after the file (id `<path>#<offset>`) with a WARC reason."""
-    ids = [i for i in web_run.store["id"].to_list() if "corrupt.warc.gz#" in i]
+    the file yields one document named after the file (id `web:<key>#<offset>`) with a WARC reason."""
+    ids = region_ids(web_run, "corrupt.warc.gz")
     assert len(ids) == 1, ids
     (where, reason), = web_run.outcome("id", ids[0])
     assert where == "excluded" and reason.startswith("warc_"), (where, reason)
 
 
 def test_corrupt_gzip_warc_reason_is_corrupt_gzip(web_run: Run):
-    ids = [i for i in web_run.store["id"].to_list() if "corrupt.warc.gz#" in i]
+    ids = region_ids(web_run, "corrupt.warc.gz")
     assert web_run.outcome("id", ids[0]) == [("excluded", "warc_corrupt_gzip")]
 
 
@@ -161,7 +167,7 @@ def test_truncated_warc_record_is_excluded_and_complete_records_kept(web_run: Ru
 
 
 def test_broken_record_header_is_excluded_with_invalid_record(web_run: Run):
-    ids = [i for i in web_run.store["id"].to_list() if "broken_header.warc.gz#" in i]
+    ids = region_ids(web_run, "broken_header.warc.gz")
     assert len(ids) == 1
     assert web_run.outcome("id", ids[0]) == [("excluded", "warc_invalid_record")]
     for url in web_run.info["broken_header"][0]:

@@ -50,7 +50,7 @@ def test_shared_pdfs_end_to_end(shared_data, ocr_server, fake_openai):
     rejected = {d.metadata["reject_reason"] for d in docs if d.metadata.get("reject_reason")}
     assert rejected == {"pdf_encrypted"}
     assert len(ocr_server.requests) >= 15
-    by = {d.id.rsplit("/", 1)[-1]: d for d in docs}
+    by = {d.id.rsplit("/", 1)[-1].removeprefix("pdf:"): d for d in docs}
     assert json.loads(by["skew.pdf"].metadata["pdf__page_status"]) == ["ocr"]
     assert "quick survey of the archive" in by["skew.pdf"].text
     assert json.loads(by["normal_4pages.pdf"].metadata["pdf__page_status"]) == ["text"] * 4

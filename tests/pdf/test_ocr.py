@@ -18,7 +18,7 @@ ALLOWED = {"text", "ocr", "fallback", "pdf_ocr_failed", "pdf_ocr_unavailable"}
 def _prepare(paths, routes: dict[str, list[str]]):
     docs = list(PdfTextLayer().run(PdfReader(paths).run()))
     for d in docs:
-        name = d.id.rsplit("/", 1)[-1]
+        name = d.id.rsplit("/", 1)[-1].removeprefix("pdf:")
         if name in routes:
             d.metadata["pdf__route"] = json.dumps(routes[name])
     return docs
@@ -34,7 +34,7 @@ def _ocr(srv, docs, **kw):
                   request_timeout_s=5.0, render_workers=0)
     params.update(kw)
     step = PdfOcr(**params)
-    out = {d.id.rsplit("/", 1)[-1]: d for d in step.run(iter(docs))}
+    out = {d.id.rsplit("/", 1)[-1].removeprefix("pdf:"): d for d in step.run(iter(docs))}
     return step, out
 
 
@@ -146,7 +146,7 @@ def test_no_backend_fallback_and_unavailable(tmp_path, pf):
     ocrd = pf.scanned_pdf(tmp_path / "ocrd.pdf", [pf.page_text(0)], invisible_layer=[pf.page_text(0)])
     docs = _prepare([scan, ocrd], {"scan.pdf": ["ocr"], "ocrd.pdf": ["ocr"]})
     step = PdfOcr()
-    out = {d.id.rsplit("/", 1)[-1]: d for d in step.run(iter(docs))}
+    out = {d.id.rsplit("/", 1)[-1].removeprefix("pdf:"): d for d in step.run(iter(docs))}
     assert _status(out["scan.pdf"]) == ["pdf_ocr_unavailable"]
     assert out["scan.pdf"].metadata["reject_reason"] == "pdf_no_text"
     assert _status(out["ocrd.pdf"]) == ["fallback"] and "Page marker 1" in out["ocrd.pdf"].text

@@ -40,7 +40,7 @@ def test_router_step(tmp_path, pf):
     scan = pf.scanned_pdf(tmp_path / "scan.pdf", [pf.page_text(0), pf.page_text(1)])
     enc = pf.encrypted_pdf(tmp_path / "enc.pdf")
     step = PdfRouter()
-    docs = {d.id.rsplit("/", 1)[-1]: d for d in step.run(PdfTextLayer().run(PdfReader([born, scan, enc]).run()))}
+    docs = {d.id.rsplit("/", 1)[-1].removeprefix("pdf:"): d for d in step.run(PdfTextLayer().run(PdfReader([born, scan, enc]).run()))}
     assert json.loads(docs["born.pdf"].metadata["pdf__route"]) == ["text"]
     assert docs["born.pdf"].metadata["pdf__ocr_pages"] == 0 and docs["born.pdf"].metadata["pdf__ocr_share"] == 0.0
     assert docs["scan.pdf"].metadata["pdf__ocr_pages"] == 2 and docs["scan.pdf"].metadata["pdf__ocr_share"] == 1.0

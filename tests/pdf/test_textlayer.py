@@ -27,7 +27,7 @@ def test_features_and_signals(tmp_path, pf):
     born = pf.text_pdf(tmp_path / "born.pdf", [pf.page_text(0), pf.page_text(1)])
     scan = pf.scanned_pdf(tmp_path / "scan.pdf", [pf.page_text(0)], blank_pages=1)
     ocrd = pf.scanned_pdf(tmp_path / "ocrd.pdf", [pf.page_text(0)], invisible_layer=[pf.page_text(0)])
-    docs = {d.id.rsplit("/", 1)[-1]: d for d in _run([born, scan, ocrd])}
+    docs = {d.id.rsplit("/", 1)[-1].removeprefix("pdf:"): d for d in _run([born, scan, ocrd])}
 
     b = docs["born.pdf"].metadata
     assert b["pdf__n_pages"] == 2 and b["pdf__image_coverage"] == 0.0
@@ -59,7 +59,7 @@ def test_rejected_docs_pass_through_and_timeouts(tmp_path, pf):
     enc = pf.encrypted_pdf(tmp_path / "enc.pdf")
     good = pf.text_pdf(tmp_path / "good.pdf", [pf.page_text(0)])
     docs = _run([enc, good], timeout_s=1e-6)
-    by = {d.id.rsplit("/", 1)[-1]: d for d in docs}
+    by = {d.id.rsplit("/", 1)[-1].removeprefix("pdf:"): d for d in docs}
     assert by["enc.pdf"].metadata["reject_reason"] == "pdf_encrypted"
     assert by["good.pdf"].metadata["reject_reason"] == "pdf_timeout"
 
@@ -86,7 +86,7 @@ def test_tables_option(tmp_path, pf):
 @pytest.mark.shared_data
 def test_shared_bad_layers(shared_data):
     base = shared_data / "pdf"
-    docs = {d.id.rsplit("/", 1)[-1]: d for d in _run([
+    docs = {d.id.rsplit("/", 1)[-1].removeprefix("pdf:"): d for d in _run([
         str(base / "olmocr_gnarly" / "dolma-page-1.pdf"),
         str(base / "ocrmypdf_scanned" / "graph_ocred.pdf"),
         str(base / "ocrmypdf_scanned" / "skew.pdf"),

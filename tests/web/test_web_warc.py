@@ -220,7 +220,7 @@ def test_broken_files_never_crash(warc_dir: Path, tmp_path: Path):
         assert len(docs) >= 1, name
         assert all(d.text == "" for d in docs)
         assert {d.metadata["reject_reason"] for d in docs} <= {
-            "warc_unreadable_file", "warc_corrupt_gzip", "warc_invalid_record"}, name
+            "warc_unreadable_file", "warc_corrupt_gzip", "warc_invalid_record", "warc_not_an_archive"}, name
         assert _outcomes(st) == st.get("records", 0), name
         assert docs[-1].id.split("#")[0].endswith(name if name != "missing" else "missing.warc.gz")
 

@@ -59,15 +59,26 @@ def read(path: Path) -> tuple[list, dict[str, float]]:
     return docs, {k: v.total for k, v in reader.stats.stats.items()}
 
 
+def is_region(d) -> bool:
+    """A damaged-region (or whole-file) document: no record was parsed, so it has no WARC type."""
+    return d.metadata.get("warc__type") is None
+
+
+def region_id(path: Path, offset: int | None = None) -> str:
+    """Ids are ``web:<file key>[#<offset>]``; a file given on its own is keyed by its name."""
+    return f"web:{path.name}" + ("" if offset is None else f"#{offset}")
+
+
 def good_docs(docs) -> list[tuple]:
-    """Documents as comparable tuples (offsets in metadata differ between files, ids and text do not)."""
-    return [(d.id, d.text, d.metadata["url"], d.metadata.get("reject_reason")) for d in docs
-            if not d.id.startswith(("/", "."))]
+    """Documents as comparable tuples (offsets in metadata and the file part of ids differ between files;
+    record ids and text do not)."""
+    return [(d.id.split("#", 1)[1], d.text, d.metadata["url"], d.metadata.get("reject_reason")) for d in docs
+            if not is_region(d)]
 
 
 def rejects(docs, path: Path) -> list:
     """The damaged-region documents (named after the file)."""
-    return [d for d in docs if d.id.split("#")[0] == str(path)]
+    return [d for d in docs if is_region(d) and d.id.split("#")[0] == region_id(path)]
 
 
 def check_accounting(st: dict[str, float]) -> None:
@@ -106,7 +117,7 @@ def test_flipped_bytes_in_the_middle_member(warc_dir: Path, tmp_path: Path, name
     assert st["records"] == want_st["records"] == len(members) - 1
     (rej,) = rejects(docs, path)
     at = offsets(members)
-    assert rej.id == f"{path}#{at[k]}"
+    assert rej.id == region_id(path, at[k])
     assert rej.text == ""
     assert rej.metadata["reject_reason"] == "warc_corrupt_gzip"
     assert rej.metadata["warc__offset"] == at[k]
@@ -130,7 +141,7 @@ def test_two_separate_damaged_members_give_two_regions(warc_dir: Path, tmp_path:
     want, _ = expected(tmp_path, [m for i, m in enumerate(members) if i not in (k1, k2)])
     assert good_docs(docs) == want
     at = offsets(members)
-    assert [d.id for d in rejects(docs, path)] == [f"{path}#{at[k1]}", f"{path}#{at[k2]}"]
+    assert [d.id for d in rejects(docs, path)] == [region_id(path, at[k1]), region_id(path, at[k2])]
     assert {d.metadata["reject_reason"] for d in rejects(docs, path)} == {"warc_corrupt_gzip"}
     check_accounting(st)
 
@@ -150,7 +161,7 @@ def test_adjacent_damaged_members_are_one_region(warc_dir: Path, tmp_path: Path)
     assert good_docs(docs) == want
     at = offsets(members)
     (rej,) = rejects(docs, path)
-    assert rej.id == f"{path}#{at[k]}" and rej.metadata["warc__resync_offset"] == at[k + 2]
+    assert rej.id == region_id(path, at[k]) and rej.metadata["warc__resync_offset"] == at[k + 2]
     check_accounting(st)
 
 
@@ -163,7 +174,7 @@ def test_first_member_damaged_the_rest_is_read(warc_dir: Path, tmp_path: Path):
     want, _ = expected(tmp_path, members[1:])
     assert good_docs(docs) == want
     (rej,) = rejects(docs, path)
-    assert rej.id == f"{path}#0" and rej.metadata["reject_reason"] == "warc_corrupt_gzip"
+    assert rej.id == region_id(path, 0) and rej.metadata["reject_reason"] == "warc_corrupt_gzip"
     check_accounting(st)
 
 
@@ -205,7 +216,7 @@ def test_junk_between_gzip_members(warc_dir: Path, tmp_path: Path):
     assert good_docs(docs) == want  # nothing lost
     at = offsets(members)
     (rej,) = rejects(docs, path)
-    assert rej.id == f"{path}#{at[k]}"
+    assert rej.id == region_id(path, at[k])
     assert rej.metadata["reject_reason"] == "warc_corrupt_gzip"
     assert rej.metadata["warc__resync_offset"] == at[k] + len(junk)
     check_accounting(st)
@@ -233,7 +244,7 @@ def test_junk_up_to_the_end_of_the_file(warc_dir: Path, tmp_path: Path):
     want, _ = expected(tmp_path, members)
     assert good_docs(docs) == want
     (rej,) = rejects(docs, path)
-    assert rej.id == f"{path}#{sum(map(len, members))}"
+    assert rej.id == region_id(path, sum(map(len, members)))
     assert rej.metadata["warc__resync_offset"] is None
     assert st["files/aborted"] == 1
     check_accounting(st)
@@ -253,7 +264,7 @@ def test_broken_header_inside_one_gzip_member_of_a_whole_file_gzip(warc_dir: Pat
     assert want_st["records"] == len(plain)  # several records in one gzip member are all read
     assert good_docs(docs) == want
     (rej,) = rejects(docs, path)
-    assert rej.id == f"{path}#0"  # the damage lies in the member that starts at 0
+    assert rej.id == region_id(path, 0)  # the damage lies in the member that starts at 0
     assert rej.metadata["reject_reason"] == "warc_invalid_record"
     assert st["resync/line"] == 1
     check_accounting(st)
@@ -276,7 +287,7 @@ def test_uncompressed_junk_between_records(plain_records: list[bytes], tmp_path:
     assert good_docs(docs) == want
     at = offsets(plain_records)
     (rej,) = rejects(docs, path)
-    assert rej.id == f"{path}#{at[k]}"  # exact byte offset of the junk
+    assert rej.id == region_id(path, at[k])  # exact byte offset of the junk
     assert rej.metadata["reject_reason"] == "warc_invalid_record"
     assert rej.metadata["warc__resync_offset"] == at[k] + len(junk)
     assert st["resync/line"] == 1
@@ -297,7 +308,7 @@ def test_uncompressed_broken_record_header(plain_records: list[bytes], tmp_path:
     assert good_docs(docs) == want
     at = offsets(plain_records)
     (rej,) = rejects(docs, path)
-    assert rej.id == f"{path}#{at[k]}" and rej.metadata["warc__resync_offset"] == at[k + 1]
+    assert rej.id == region_id(path, at[k]) and rej.metadata["warc__resync_offset"] == at[k + 1]
     check_accounting(st)
 
 
@@ -338,11 +349,11 @@ def test_arc_file_with_junk_before_a_record(warc_dir: Path, tmp_path: Path, comp
     docs, st = read(path)
     at = len(parts[0])
     (rej,) = rejects(docs, path)
-    assert rej.id == f"{path}#{at}" and rej.metadata["warc__resync_offset"] == at + len(junk)
+    assert rej.id == region_id(path, at) and rej.metadata["warc__resync_offset"] == at + len(junk)
     assert rej.metadata["reject_reason"] == ("warc_corrupt_gzip" if compressed else "warc_invalid_record")
     (doc,) = [d for d in docs if d is not rej]
     assert doc.metadata["url"] == "http://example.com/" and "Example Domain" in doc.text
-    assert doc.id == f"{path.name}#{at + len(junk)}"
+    assert doc.id == region_id(path, at + len(junk))  # ARC records: offset-based
     check_accounting(st)
 
 
@@ -371,7 +382,7 @@ def test_file_of_only_an_empty_member_and_padding_is_unreadable(tmp_path: Path):
     path = tmp_path / "nothing.warc.gz"
     path.write_bytes(gzip.compress(b"") + b"\n\n")
     docs, st = read(path)
-    assert [(d.id, d.metadata["reject_reason"]) for d in docs] == [(str(path), "warc_unreadable_file")]
+    assert [(d.id, d.metadata["reject_reason"]) for d in docs] == [(region_id(path), "warc_unreadable_file")]
     check_accounting(st)
 
 
