@@ -21,7 +21,7 @@ import numpy as np
 from datatrove.pipeline.base import PipelineStep
 
 from assay.pipeline.manifest import load_manifest, write_json_atomically
-from assay.stages.output.pack import STATS_DIR, PackShards, read_packed, repeats_for
+from assay.stages.output.pack import STATS_DIR, PackShards, read_packed, repeats_for, slice_epochs
 
 PACK_FILE = "pack.json"
 PARAMS_FILE = "pack.params.json"
@@ -29,16 +29,6 @@ PARAMS_FILE = "pack.params.json"
 
 class PackCheckFailed(RuntimeError):
     """The packed output does not read back as written."""
-
-
-def pack_inputs(run_dir: Path, *, repo_documents: bool) -> tuple[list[str], list[str]]:
-    """(input folders, excluded sources): repository documents replace the code files when asked."""
-    run_dir = Path(run_dir)
-    if repo_documents:
-        if not (run_dir / "repo_docs").exists():
-            raise FileNotFoundError(f"no repository documents in {run_dir / 'repo_docs'} (run with repo_documents enabled)")
-        return [str(run_dir / "output"), str(run_dir / "repo_docs")], []
-    return [str(run_dir / "output")], []
 
 
 def expected_tokens(shards: list[Path], plan: dict | None, exclude_sources: list[str]) -> dict[str, int]:
@@ -58,7 +48,7 @@ def expected_tokens(shards: list[Path], plan: dict | None, exclude_sources: list
             if doc_id in overrides:
                 r = int(overrides[doc_id])
             elif epochs:
-                r = repeats_for(doc_id, epochs.get((t["source"][i], t["tier"][i], t["language"][i]), 1.0), seed)
+                r = repeats_for(doc_id, slice_epochs(epochs, (t["source"][i], t["tier"][i], t["language"][i])), seed)
             else:
                 r = 1
             out["documents"] += 1
@@ -158,11 +148,13 @@ class PackCheck(PipelineStep):
     name = "🔍 assay pack check"
     type = "🔢 - TOKENIZER"
 
-    def __init__(self, output: str, run_dir: str, name: str = "packed"):
+    def __init__(self, output: str, run_dir: str, name: str = "packed", params: dict | None = None):
         super().__init__()
-        self.output, self.run_dir, self.file_name = output, run_dir, name
+        self.output, self.run_dir, self.file_name, self.params = output, run_dir, name, params
 
     def run(self, data=None, rank: int = 0, world_size: int = 1):
+        if self.params is not None:
+            write_json_atomically(self.params, Path(self.output) / PARAMS_FILE)
         result = check_pack(Path(self.output), Path(self.run_dir), name=self.file_name)
         self.stat_update("sequences", value=result["totals"]["sequences"])
         if not result["ok"]:
@@ -172,13 +164,20 @@ class PackCheck(PipelineStep):
 
 
 def pack_params(run_dir: Path, *, tokenizer: str, seq_len: int, algorithm: str, eos: bool, eos_token: str | None,
-                pad_token: str | None, use_plan: bool, repo_documents: bool, seed: int) -> dict[str, Any]:
+                pad_token: str | None, use_plan: bool, repo_documents: bool, seed: int,
+                plan_exists: bool | None = None) -> dict[str, Any]:
+    """Everything that decides the packed bytes (a folder packed with other parameters starts over).
+    ``plan_exists``: None = look for ``<run>/plan.json`` now; True inside a recipe (its plan phase writes it)."""
     from assay.stages.output.tokens import tokenizer_fingerprint
 
-    inputs, exclude = pack_inputs(run_dir, repo_documents=repo_documents)
-    if repo_documents:
-        exclude = ["code"]  # code files are replaced by the repository documents (source code_repo)
-    plan_path = Path(run_dir) / "plan.json"
+    run_dir = Path(run_dir)
+    inputs = [str(run_dir / "output")]
+    exclude: list[str] = []
+    if repo_documents:  # repository documents (source "code_repo") replace the single code files
+        inputs.append(str(run_dir / "repo_docs"))
+        exclude = ["code"]
+    plan_path = run_dir / "plan.json"
+    has_plan = plan_path.exists() if plan_exists is None else plan_exists
     return {
         "run_dir": str(Path(run_dir).resolve()),
         "inputs": inputs,
@@ -190,8 +189,8 @@ def pack_params(run_dir: Path, *, tokenizer: str, seq_len: int, algorithm: str, 
         "eos": bool(eos),
         "eos_token": eos_token,
         "pad_token": pad_token,
-        "plan": bool(use_plan and plan_path.exists()),
-        "plan_sha16": _sha16(plan_path) if use_plan and plan_path.exists() else None,
+        "plan": bool(use_plan and has_plan),
+        "plan_sha16": _sha16(plan_path) if use_plan and has_plan and plan_exists is None else None,
         "repo_documents": bool(repo_documents),
         "seed": int(seed),
     }

@@ -30,6 +30,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from datatrove.pipeline.base import PipelineStep
+
 from assay.pipeline.manifest import load_manifest, write_json_atomically
 from assay.stages.output.pack import repeats_for
 
@@ -273,3 +275,24 @@ def plan_table(plan: dict):
                   f"{s['epochs']:.2f}" + (" capped" if s["capped"] else ""), f"{s['planned_tokens']:,}")
     t.add_row("total", "", "", "", f"{plan['unique_tokens']:,}", "", f"{plan['planned_tokens']:,}")
     return t
+
+
+class PlanStep(PipelineStep):
+    """One-task phase of a recipe with ``pack.enabled``: the plan from the recipe's ``plan`` section."""
+
+    name = "📐 assay plan"
+    type = "🔢 - TOKENIZER"
+
+    def __init__(self, run_dir: str):
+        super().__init__()
+        self.run_dir = run_dir
+
+    def run(self, data=None, rank: int = 0, world_size: int = 1):
+        from assay.pipeline.report import render_report
+
+        plan = build_plan(Path(self.run_dir))
+        for _ in plan["warnings"]:
+            self.stat_update("plan_warnings")
+        render_report(Path(self.run_dir))
+        return
+        yield

@@ -48,6 +48,7 @@ __all__ = [
     "pieces_stats",
     "pack_documents",
     "repeats_for",
+    "slice_epochs",
     "resolve_special_ids",
     "PackShards",
     "read_packed",
@@ -56,6 +57,7 @@ __all__ = [
 ALGORITHMS = ("best_fit", "concat")
 EOS_CANDIDATES = ("<|endoftext|>", "</s>", "<eos>", "<|end_of_text|>", "[SEP]")
 STATS_DIR = "stats"
+REPO_SOURCE = "code_repo"  # source of repository-level code documents (stages/code/repo_docs.py)
 
 
 # ------------------------------------------------------------------------------------------ repeats
@@ -75,6 +77,16 @@ def repeats_for(doc_id: str, epochs: float, seed: int = 0) -> int:
 
     u = xxhash.xxh3_64_intdigest(f"{seed}:repeat:{doc_id}".encode("utf-8", "surrogatepass")) / 2.0**64
     return int(whole) + (1 if u < frac else 0)
+
+
+def slice_epochs(epochs: dict[tuple[str, str, str], float], key: tuple[str, str, str]) -> float:
+    """A slice's planned epochs; repository documents (source ``code_repo``) follow their code slice;
+    slices the plan does not name are packed once."""
+    if key in epochs:
+        return epochs[key]
+    if key[0] == REPO_SOURCE:
+        return epochs.get(("code", key[1], key[2]), 1.0)
+    return 1.0
 
 
 # ------------------------------------------------------------------------------------------ packing
@@ -417,7 +429,7 @@ class PackShards(PipelineStep):
                         if doc_id in overrides:
                             r = overrides[doc_id]
                         elif epochs:
-                            r = repeats_for(doc_id, epochs.get(key, 1.0), plan_seed)
+                            r = repeats_for(doc_id, slice_epochs(epochs, key), plan_seed)
                         else:
                             r = 1
                         sl = slices.setdefault("/".join(key), {"documents": 0, "tokens": 0, "copies": 0, "packed_tokens": 0})
