@@ -6,7 +6,9 @@ tokenizer trained locally on this repository's sources (vocab 8,000; nothing dow
 
   truncated share  documents whose tokens land in more than one sequence / documents
   padding share    padding tokens / tokens written
-  tokens/s/core    document tokens packed per second with one task on one worker (tokenize + pack + write)
+  tokens/s/core    document tokens packed per second with one task, one worker, one tokenizer thread
+                   (RAYON_NUM_THREADS=1): read shards + tokenize + pack + write (the phase, as for the
+                   datatrove anchor; the read-back check is not timed); median of --repeats
 
 Anchors measured in the same run: concatenate-and-split (Megatron / datatrove DocumentTokenizer
 layout: documents cut at sequence boundaries), and datatrove's own ``DocumentTokenizer`` throughput
@@ -25,6 +27,10 @@ import argparse
 import json
 import os
 import sys
+
+# one core per task: the tokenizers library would otherwise tokenize each batch on every core
+os.environ.setdefault("RAYON_NUM_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import tempfile
 import time
 from pathlib import Path
@@ -56,32 +62,44 @@ def _datatrove_anchor(run: Path, tokenizer: Path, work: Path) -> float:
     return (tok["total"] if isinstance(tok, dict) else tok) / dt
 
 
-def bench_run(name: str, run: Path, tokenizer: Path, seq_lens: list[int], work: Path) -> list[dict]:
+def bench_run(name: str, run: Path, tokenizer: Path, seq_lens: list[int], work: Path, repeats: int) -> list[dict]:
+    from statistics import median
+
     from assay.pipeline.manifest import load_manifest
     from assay.pipeline.pack import run_pack
 
     manifest = load_manifest(run)
     rows = []
-    anchor_tps = _datatrove_anchor(run, tokenizer, work / f"{name}-anchor")
     for L in seq_lens:
+        speed: dict[str, list[float]] = {"best_fit": [], "concat": [], "datatrove": []}
+        results = {}
+        for rep in range(repeats):  # interleaved, so machine load hits every configuration alike
+            speed["datatrove"].append(_datatrove_anchor(run, tokenizer, work / f"{name}-anchor-{L}-{rep}"))
+            for alg in ("best_fit", "concat"):
+                out = work / f"{name}-{alg}-{L}"
+                if rep:
+                    import shutil
+
+                    shutil.rmtree(out)
+                res = run_pack(run, out, tokenizer=str(tokenizer), seq_len=L, algorithm=alg, use_plan=False, tasks=1, workers=1)
+                speed[alg].append(res["totals"]["content_tokens"] / res["seconds"]["pack"])
+                results[alg] = res
         for alg in ("best_fit", "concat"):
-            out = work / f"{name}-{alg}-{L}"
-            t0 = time.perf_counter()
-            res = run_pack(run, out, tokenizer=str(tokenizer), seq_len=L, algorithm=alg, use_plan=False, tasks=1, workers=1)
-            dt = time.perf_counter() - t0
-            t = res["totals"]
+            res, t = results[alg], results[alg]["totals"]
             rows.append({
                 "run": name, "seq_len": L, "algorithm": alg, "documents": t["documents"],
-                "truncated_share": t["truncated_share"], "padding_share": t["padding_share"],
-                "sequences": t["sequences"], "content_tokens": t["content_tokens"],
-                "tokens_per_s_per_core": t["content_tokens"] / dt, "datatrove_tokenizer_tokens_per_s": anchor_tps,
-                "seconds": dt, "readback_ok": res["ok"],
+                "truncated_documents": t["truncated_documents"], "truncated_share": t["truncated_share"],
+                "padding_share": t["padding_share"], "sequences": t["sequences"], "content_tokens": t["content_tokens"],
+                "tokens_per_s_per_core": median(speed[alg]), "datatrove_tokenizer_tokens_per_s_per_core": median(speed["datatrove"]),
+                "repeats": repeats, "readback_ok": res["ok"],
                 "manifest_tokens_equal": res["manifest_counts_comparable"] and t["unique_tokens"] == manifest["totals"]["tokens"],
             })
+            r = rows[-1]
             print(f"{name:8s} L={L:5d} {alg:8s} docs={t['documents']:6d} truncated={100 * t['truncated_share']:6.2f}% "
-                  f"padding={100 * t['padding_share']:6.3f}% tok/s/core={rows[-1]['tokens_per_s_per_core']:,.0f} "
-                  f"(datatrove DocumentTokenizer {anchor_tps:,.0f}) readback={'ok' if res['ok'] else 'FAILED'} "
-                  f"manifest={'equal' if rows[-1]['manifest_tokens_equal'] else 'DIFFERENT'}", flush=True)
+                  f"padding={100 * t['padding_share']:6.3f}% tok/s/core={r['tokens_per_s_per_core']:,.0f} "
+                  f"(datatrove DocumentTokenizer {r['datatrove_tokenizer_tokens_per_s_per_core']:,.0f}; medians of {repeats}) "
+                  f"readback={'ok' if res['ok'] else 'FAILED'} manifest={'equal' if r['manifest_tokens_equal'] else 'DIFFERENT'}",
+                  flush=True)
     return rows
 
 
@@ -91,6 +109,7 @@ def main() -> None:
     ap.add_argument("--code-run", type=Path, help="a finished code-recipe run to reuse (re-tiered with the tokenizer)")
     ap.add_argument("--work", type=Path, default=None, help="working folder (default: a temporary folder)")
     ap.add_argument("--json", type=Path, default=None, help="write the rows here")
+    ap.add_argument("--repeats", type=int, default=3, help="timing repeats (medians reported)")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_pack_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -100,13 +119,14 @@ def main() -> None:
     seq_lens = [2048] if args.quick else [2048, 8192]
     rows = []
     default = run_shipped("default", work / "default-run", tokenizer=tokenizer)
-    rows += bench_run("default", default, tokenizer, seq_lens, work)
+    reps = 1 if args.quick else args.repeats
+    rows += bench_run("default", default, tokenizer, seq_lens, work, reps)
     if not args.quick:
         if args.code_run:
             code = _retier_with_tokenizer(args.code_run.resolve(), work / "code-run", tokenizer)
         else:
             code = run_shipped("code", work / "code-run", tokenizer=tokenizer)
-        rows += bench_run("code", code, tokenizer, seq_lens, work)
+        rows += bench_run("code", code, tokenizer, seq_lens, work, reps)
     print("\nsummary (truncated share / padding share):")
     for name in sorted({r["run"] for r in rows}):
         for L in seq_lens:
@@ -116,7 +136,8 @@ def main() -> None:
             print(f"  {name:8s} L={L:5d}  best-fit {100 * bf['truncated_share']:.2f}% / {100 * bf['padding_share']:.3f}%   "
                   f"concat-split (anchor) {100 * cs['truncated_share']:.2f}% / {100 * cs['padding_share']:.3f}%   "
                   f"-> {ratio:.1f}x fewer truncated documents")
-    print(f"cores: 1 task, 1 worker per configuration; machine has {os.cpu_count()} cores; total {time.perf_counter() - t0:.0f}s")
+    print(f"cores: 1 task, 1 worker, RAYON_NUM_THREADS={os.environ['RAYON_NUM_THREADS']} per configuration; "
+          f"machine has {os.cpu_count()} cores (shared); total {time.perf_counter() - t0:.0f}s")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -246,11 +247,14 @@ def run_pack(run_dir: Path, output: Path, *, tokenizer: str, seq_len: int = 8192
     steps, _ = pack_steps(params, output)
     ex = make_executor(executor, steps, tasks=tasks, workers=min(workers, tasks), logging_dir=str(output / "logs" / "pack"),
                        name="assay-pack", settings=settings or {})
+    t0 = time.perf_counter()
     ex.run()
+    t1 = time.perf_counter()
     left = ex.get_incomplete_ranks(skip_completed=True)
     if left:
         raise PackCheckFailed(f"pack tasks {left} did not complete (logs: {output / 'logs' / 'pack'})")
     result = check_pack(output, run_dir)
+    result["seconds"] = {"pack": round(t1 - t0, 3), "check": round(time.perf_counter() - t1, 3)}
     if not result["ok"]:
         raise PackCheckFailed("; ".join(result["problems"][:5]))
     return result

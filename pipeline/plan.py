@@ -88,11 +88,11 @@ def solve_epochs(tokens: list[int], weights: list[float], *, budget: int | None,
     return epochs, k
 
 
-def _kept_clusters(run_dir: Path) -> dict[int, list[tuple[str, str, int]]]:
+def _kept_clusters(run_dir: Path) -> dict[str, list[tuple[str, str, int]]]:
     """cluster id -> [(doc id, slice key, tokens)] for clusters with more than one kept member."""
     import pyarrow.parquet as pq
 
-    members: dict[int, list[tuple[str, str, int]]] = defaultdict(list)
+    members: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
     root = run_dir / "output"
     for p in sorted(root.rglob("shard-*.parquet")) if root.exists() else []:
         t = pq.read_table(p, columns=["id", "source", "tier", "language", "token_count", "signals"]).to_pydict()
@@ -103,11 +103,11 @@ def _kept_clusters(run_dir: Path) -> dict[int, list[tuple[str, str, int]]]:
             if cid is None:
                 continue
             key = f"{t['source'][i]}/{t['tier'][i]}/{t['language'][i]}"
-            members[int(cid)].append((t["id"][i], key, int(t["token_count"][i])))
+            members[str(cid)].append((t["id"][i], key, int(t["token_count"][i])))
     return {c: m for c, m in members.items() if len(m) > 1}
 
 
-def cluster_caps(clusters: dict[int, list[tuple[str, str, int]]], epochs: dict[str, float], seed: int) -> dict[str, Any]:
+def cluster_caps(clusters: dict[str, list[tuple[str, str, int]]], epochs: dict[str, float], seed: int) -> dict[str, Any]:
     """Per-document copies for clusters whose kept members would repeat the same content more often
     than its most-repeated slice: the cluster gets ``max(member copies)`` exposures in all."""
     import xxhash
@@ -126,7 +126,7 @@ def cluster_caps(clusters: dict[int, list[tuple[str, str, int]]], epochs: dict[s
             continue
         capped += 1
         # highest-epoch members first, then a seeded hash of the id (deterministic)
-        order = sorted(range(len(mem)), key=lambda j: (-want[j], xxhash.xxh3_64_intdigest(f"{seed}:{mem[j][0]}")))
+        order = sorted(range(len(mem)), key=lambda j: (-want[j], xxhash.xxh3_64_intdigest(f"{seed}:{mem[j][0]}".encode())))
         got = [0] * len(mem)
         left = allowed
         while left > 0:
@@ -174,9 +174,14 @@ def build_plan(run_dir: Path, *, tokens: str | int | None = None, max_repeats: f
     for s, w, e, u in zip(slices, weights, epochs, uncapped):
         s.update(weight=w, epochs=round(e, 6), wanted_epochs=round(u, 6) if math.isfinite(u) else None,
                  planned_tokens=int(round(s["tokens"] * e)), capped=u > max_repeats + 1e-9)
+    capped_groups: dict[tuple[str, str, float], list[str]] = {}
+    for s in slices:
         if s["capped"]:
-            warnings.append(f"slice {s['source']}/{s['tier']}/{s['language']} would repeat {u:.2f}x "
-                            f"(> max_repeats {max_repeats:g}); capped at {max_repeats:g}x")
+            capped_groups.setdefault((s["source"], s["tier"], round(s["wanted_epochs"], 2)), []).append(s["language"])
+    for (src, tier, u), langs in sorted(capped_groups.items()):
+        shown = ", ".join(langs[:6]) + (f" and {len(langs) - 6} more" if len(langs) > 6 else "")
+        warnings.append(f"{src}/{tier} ({shown}) would repeat {u:.2f}x (> max_repeats {max_repeats:g}); "
+                        f"capped at {max_repeats:g}x")
     planned = sum(s["planned_tokens"] for s in slices)
     unique = sum(s["tokens"] for s in slices)
     if budget is not None and planned < budget * 0.999:
