@@ -84,6 +84,14 @@ def print_summary(result) -> None:
     if ocr_note:
         console.print("[yellow]note:[/] PDF OCR: no VLM backend configured (server: none); pages routed to "
                       "OCR used the text layer or were excluded with a reason", highlight=False)
+    decont_missing = any(
+        any(k.startswith("decont/eval_set_missing") for k in st)
+        for ph in result.phases
+        for st in _step_stats(ph.stats).values()
+    )
+    if decont_missing:  # H-pack: the default recipe runs without ../shared/data (docs/packing.md)
+        console.print("[yellow]note:[/] decontamination: evaluation sets not found (decontamination_v1 eval_sets); "
+                      "documents were not checked against them (signal decont__checked = false)", highlight=False)
     if result.manifest:
         m = result.manifest
         totals = m.get("totals", {})

@@ -80,27 +80,30 @@ def check_pack(output: Path, run_dir: Path, *, name: str = "packed") -> dict[str
     capacity = int(params["seq_len"]) + 1
     problems: list[str] = []
     rb = {"files": 0, "sequences": 0, "tokens": 0, "pad_tokens": 0, "segments": 0}
-    for f in read_packed(output, name=name):
-        toks, ends, loss = f["tokens"], f["segment_ends"], f["loss_mask"]
+    for f in read_packed(output, name=name, tokens=False):
+        n, ends, loss = f["n_tokens"], f["segment_ends"], f["loss_mask"]
+        size = f["file"].stat().st_size // f["token_size"]
         rb["files"] += 1
-        rb["tokens"] += len(toks)
+        rb["tokens"] += n
         rb["segments"] += len(ends)
-        if len(toks) % capacity:
-            problems.append(f"{f['file'].name}: {len(toks)} tokens is not a whole number of {capacity}-token sequences")
-        rb["sequences"] += len(toks) // capacity
-        if f["metadata_tokens"] != len(toks):
-            problems.append(f"{f['file'].name}: .metadata says {f['metadata_tokens']} tokens, file holds {len(toks)}")
-        if len(ends) and int(ends[-1]) != len(toks):
-            problems.append(f"{f['file'].name}: last segment end {int(ends[-1])} != {len(toks)} tokens")
+        if n != size:
+            problems.append(f"{f['file'].name}: the reader returned {n} tokens, the file holds {size}")
+        if n % capacity:
+            problems.append(f"{f['file'].name}: {n} tokens is not a whole number of {capacity}-token sequences")
+        rb["sequences"] += n // capacity
+        if f["metadata_tokens"] != n:
+            problems.append(f"{f['file'].name}: .metadata says {f['metadata_tokens']} tokens, file holds {n}")
+        if len(ends) and int(ends[-1]) != n:
+            problems.append(f"{f['file'].name}: last segment end {int(ends[-1])} != {n} tokens")
         if len(ends) and np.any(np.diff(ends) <= 0):
             problems.append(f"{f['file'].name}: segment ends are not increasing")
         # every sequence boundary is a segment boundary (documents never run into the next sequence unmarked)
-        seq_ends = np.arange(capacity, len(toks) + 1, capacity)
+        seq_ends = np.arange(capacity, n + 1, capacity)
         if len(seq_ends) and not np.isin(seq_ends, ends).all():
             problems.append(f"{f['file'].name}: a sequence boundary is not a segment boundary")
         if loss is not None:
-            if len(loss) != len(toks):
-                problems.append(f"{f['file'].name}: loss mask has {len(loss)} entries for {len(toks)} tokens")
+            if len(loss) != n:
+                problems.append(f"{f['file'].name}: loss mask has {len(loss)} entries for {n} tokens")
             else:
                 rb["pad_tokens"] += int((~loss).sum())
     rb["content_plus_eos_tokens"] = rb["tokens"] - rb["pad_tokens"]

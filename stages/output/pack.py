@@ -33,7 +33,7 @@ import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 from datatrove.data import DocumentsPipeline
@@ -541,10 +541,12 @@ class _Packer:
 # ------------------------------------------------------------------------------------------ reading back
 
 
-def read_packed(folder: str | Path, *, name: str = "packed") -> Iterator[dict[str, Any]]:
+def read_packed(folder: str | Path, *, name: str = "packed", tokens: bool = True) -> Iterator[dict[str, Any]]:
     """Read packed files back with datatrove's own reader functions (``load_doc_ends`` and
     ``get_data_reader`` of ``datatrove.pipeline.tokens.merger``, the ones its merger uses):
-    yields, per file, ``{"file", "token_size", "tokens", "segment_ends", "loss_mask"}``."""
+    yields, per file, ``{"file", "token_size", "n_tokens", "tokens", "segment_ends", "loss_mask",
+    "metadata_tokens"}``. ``tokens=False`` streams through the segments without keeping them
+    (``tokens`` is then None), so a check needs memory for one segment at a time."""
     from datatrove.pipeline.tokens.merger import get_data_reader, load_doc_ends
 
     for ds in sorted(Path(folder).glob(f"{name}_*.ds")):
@@ -552,8 +554,14 @@ def read_packed(folder: str | Path, *, name: str = "packed") -> Iterator[dict[st
         token_size = int(meta[0].rsplit("|", 1)[1])
         ends = load_doc_ends(open(ds.with_name(ds.name + ".index"), "rb"))
         dt = np.uint16 if token_size == 2 else np.uint32
-        parts = [np.frombuffer(b, dtype=dt) for b in get_data_reader(open(ds, "rb"), ends, nb_bytes=token_size)]
-        tokens = np.concatenate(parts) if parts else np.empty(0, dtype=dt)
-        loss = np.fromfile(ds.with_name(ds.name + ".loss"), dtype=bool) if ds.with_name(ds.name + ".loss").exists() else None
-        yield {"file": ds, "token_size": token_size, "tokens": tokens, "segment_ends": ends, "loss_mask": loss,
+        parts: list[np.ndarray] = []
+        n = 0
+        for b in get_data_reader(open(ds, "rb"), ends, nb_bytes=token_size):
+            n += len(b) // token_size
+            if tokens:
+                parts.append(np.frombuffer(b, dtype=dt))
+        loss_path = ds.with_name(ds.name + ".loss")
+        yield {"file": ds, "token_size": token_size, "n_tokens": n,
+               "tokens": (np.concatenate(parts) if parts else np.empty(0, dtype=dt)) if tokens else None,
+               "segment_ends": ends, "loss_mask": np.fromfile(loss_path, dtype=bool) if loss_path.exists() else None,
                "metadata_tokens": int(meta[1])}

@@ -20,3 +20,16 @@ def bpe_tokenizer(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def default_run(tmp_path_factory, bpe_tokenizer) -> Path:
     return run_shipped("default", tmp_path_factory.mktemp("run") / "default", tokenizer=bpe_tokenizer)
+
+
+def fake_run(root, docs, tok):
+    """A run directory with shards written by ShardWriter from ``docs`` and a manifest (no recipe run)."""
+    from assay.pipeline.manifest import build_manifest
+    from assay.stages.output.shards import ShardWriter
+
+    w = ShardWriter(str(root / "output"), tokenizer_path=str(tok))
+    list(w.run(iter(docs)))
+    (root / "logs").mkdir(parents=True, exist_ok=True)
+    recipe = {"name": "fake", "plan": {"max_repeats": 4, "seed": 0}}
+    build_manifest(root, recipe=recipe, recipe_hash="ab" * 32, inputs=[], tier_weights={"high": 2.0, "low": 1.0})
+    return root

@@ -3,6 +3,7 @@ over capacity, truncation only where a document is longer than a sequence."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 import numpy as np
@@ -87,3 +88,40 @@ def test_repeats_for_fractional_epochs():
     assert abs(mean - 2.25) < 0.02
     assert [repeats_for(i, 1.5, 1) for i in ids[:50]] == [repeats_for(i, 1.5, 1) for i in ids[:50]]
     assert [repeats_for(i, 1.5, 1) for i in ids[:200]] != [repeats_for(i, 1.5, 2) for i in ids[:200]]
+
+
+def test_step_buffers_and_concat_carry(tmp_path, bpe_tokenizer):
+    """Small buffers: best-fit packs each buffer on its own, concat carries the unfinished sequence over;
+    either way every token arrives once and only the end of a buffer (best-fit) or the file (concat) pads."""
+    from collections import Counter
+
+    from datatrove.data import Document
+    from tokenizers import Tokenizer
+
+    from assay.stages.output.pack import PackShards, read_packed
+
+    from .conftest import fake_run
+
+    rng = np.random.default_rng(0)
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda".split()
+    docs = [Document(text=" ".join(rng.choice(words, size=int(rng.integers(5, 400)))), id=f"d{i}",
+                     metadata={"source": "web", "lang__code": "en", "tier": "high"}) for i in range(120)]
+    run = fake_run(tmp_path / "run", docs, bpe_tokenizer)
+    tk = Tokenizer.from_file(str(bpe_tokenizer))
+    eos = tk.token_to_id("<|endoftext|>")
+    want = Counter(t for d in docs for t in tk.encode(d.text).ids + [eos])
+    for alg in ("best_fit", "concat"):
+        out = tmp_path / alg
+        step = PackShards([str(run / "output")], str(out), str(bpe_tokenizer), seq_len=127, algorithm=alg,
+                          buffer_tokens=2000, batch_size=16)
+        list(step.run(None, 0, 1))
+        f = next(read_packed(out))
+        got = Counter(f["tokens"][f["loss_mask"]].tolist())
+        assert got == want, alg
+        seqs = f["loss_mask"].reshape(-1, 128)
+        stats = json.loads((out / "stats" / "pack-00000.json").read_text())
+        if alg == "concat":
+            assert seqs[:-1].all() and stats["pad_tokens"] == int((~seqs[-1]).sum())
+        else:
+            assert stats["truncated_documents"] == sum(len(tk.encode(d.text).ids) + 1 > 128 for d in docs)
+        assert stats["documents"] == 120 and stats["sequences"] == len(seqs)

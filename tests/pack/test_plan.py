@@ -7,10 +7,11 @@ import json
 import pytest
 from datatrove.data import Document
 
-from assay.pipeline.manifest import build_manifest
 from assay.pipeline.pack import run_pack
 from assay.pipeline.plan import build_plan, cluster_caps, parse_tokens, solve_epochs
 from assay.stages.output.pack import repeats_for
+
+from .conftest import fake_run as _fake_run
 
 
 def test_parse_tokens():
@@ -42,17 +43,6 @@ def test_cluster_caps_spread_exposures():
     assert out["clusters_capped"] == 1 and out["copies_before"] == 8 and out["copies_after"] == 4
     assert sum(out["repeats"].values()) == 4 and out["repeats"]["a"] >= out["repeats"]["b"]
     assert cluster_caps({"c2": [("x", "web/low/en", 5), ("y", "web/low/en", 5)]}, {"web/low/en": 1.0}, 0)["clusters_capped"] == 1
-
-
-def _fake_run(root, docs, tok):
-    from assay.stages.output.shards import ShardWriter
-
-    w = ShardWriter(str(root / "output"), tokenizer_path=str(tok))
-    list(w.run(iter(docs)))
-    (root / "logs").mkdir(parents=True, exist_ok=True)
-    recipe = {"name": "fake", "plan": {"max_repeats": 4, "seed": 0}}
-    build_manifest(root, recipe=recipe, recipe_hash="ab" * 32, inputs=[], tier_weights={"high": 2.0, "low": 1.0})
-    return root
 
 
 def test_near_duplicates_are_not_repeated_with_their_slice(tmp_path, bpe_tokenizer):
