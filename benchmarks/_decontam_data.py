@@ -76,3 +76,16 @@ def pdf_like(item: str, host: str, rng: random.Random, *, width: int = 70) -> st
     pos = rng.randint(5, max(6, len(lines) - 5)) if len(lines) > 10 else len(lines) // 2
     lines[pos:pos] = [f"{rng.randint(2, 300)}", "Journal of Applied Studies, Vol. 12"]
     return re.sub(r" \n", "\n", "\n".join(lines))
+
+
+def hplt_english(root: Path) -> list[tuple[str, str]]:
+    """(id, text): real random English web text from HPLT v2 (two 500-character excerpts per row)."""
+    import csv
+
+    out = []
+    for p in sorted((root / "quality/hplt_inspection").glob("eng_Latn__batch*.tsv.gz")):
+        with gzip.open(p, "rt", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh, delimiter="\t"):
+                if row.get("text_show"):
+                    out.append((row["id"], row["text_show"]))
+    return out

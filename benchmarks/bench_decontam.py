@@ -2,7 +2,8 @@
 
 Items: GSM8K (question + answer), MATH (problem + solution), MMLU (question + choices), the test
 split of each by item (``splits.select(..., dataset="decontam_items")``). Hosts: human gold main
-text of real news pages (ir_chaos), test split by page topic group. Each test item is planted into
+text of real news pages (ir_chaos), test split by page topic group; collateral also on the test
+split of HPLT v2 English web text (quality/hplt_inspection). Each test item is planted into
 a host as web text (quiz/forum framing, case changes) and as a PDF text layer (line wrapping,
 hyphenation across line breaks, fi/fl/ff ligatures, a running header and page number inside).
 
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _decontam_data import clean_hosts, gsm8k_items, math_items, mmlu_items, pdf_like, web_like  # noqa: E402
+from _decontam_data import clean_hosts, gsm8k_items, hplt_english, math_items, mmlu_items, pdf_like, web_like  # noqa: E402
 from _web_data import shared_data_dir  # noqa: E402
 from splits import select  # noqa: E402
 
@@ -68,9 +69,11 @@ def main() -> None:
     hosts = [h for _, h in hosts]
     web = [(b, web_like(t, rng.choice(hosts), rng)) for b, t in items]
     pdf = [(b, pdf_like(t, rng.choice(hosts), rng)) for b, t in items]
-    clean_web = hosts
+    hplt = [t for _, t in select(hplt_english(root), lambda r: r[0], "test", dataset="hplt_inspection")]
+    clean_web = hosts + hplt
     clean_pdf = [pdf_like("", h, rng) for h in hosts]
-    print(f"test split: {len(items)} items ({n} per benchmark), {len(hosts)} clean host pages")
+    print(f"test split: {len(items)} items ({n} per benchmark), {len(hosts)} clean news pages (hosts), "
+          f"{len(hplt)} HPLT English web texts (collateral only)")
 
     rows = []
     for label in ("generalised (prose normalisation)", "anchor: code-step matching (no normalisation)"):
@@ -85,7 +88,7 @@ def main() -> None:
     for label, wr, wfp, pr, pfp, wper, pper, dt in rows:
         print(f"\n{label}  ({dt:.0f}s)")
         print(f"  web-like  recall {100 * wr:5.1f}%  " + "  ".join(f"{k} {100 * v:.1f}%" for k, v in wper.items())
-              + f"   collateral {100 * wfp:.2f}% of {len(clean_web)} clean pages")
+              + f"   collateral {100 * wfp:.2f}% of {len(clean_web)} clean texts (news + HPLT)")
         print(f"  PDF-like  recall {100 * pr:5.1f}%  " + "  ".join(f"{k} {100 * v:.1f}%" for k, v in pper.items())
               + f"   collateral {100 * pfp:.2f}% of {len(clean_pdf)} clean pages")
     print(f"\ntotal {time.perf_counter() - t0:.0f}s")

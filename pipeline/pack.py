@@ -174,8 +174,10 @@ def pack_params(run_dir: Path, *, tokenizer: str, seq_len: int, algorithm: str, 
     ``plan_exists``: None = look for ``<run>/plan.json`` now; True inside a recipe (its plan phase writes it)."""
     from assay.stages.output.tokens import tokenizer_fingerprint
 
+    from assay.pipeline.plan import output_folders
+
     run_dir = Path(run_dir)
-    inputs = [str(run_dir / "output")]
+    inputs = [str(p) for p in output_folders(run_dir)]  # the run's shards and its increments' shards
     exclude: list[str] = []
     if repo_documents:  # repository documents (source "code_repo") replace the single code files
         inputs.append(str(run_dir / "repo_docs"))
@@ -243,6 +245,9 @@ def run_pack(run_dir: Path, output: Path, *, tokenizer: str, seq_len: int = 8192
     run_dir, output = Path(run_dir).resolve(), Path(output).resolve()
     if not (run_dir / "manifest.json").exists():
         raise FileNotFoundError(f"not a finished run (no manifest.json): {run_dir}")
+    if repo_documents and not any((run_dir / "repo_docs").rglob("shard-*.parquet")):
+        raise FileNotFoundError(f"no repository documents in {run_dir / 'repo_docs'} (run the recipe with "
+                                "repo_documents.enabled: true)")
     params = pack_params(run_dir, tokenizer=tokenizer, seq_len=seq_len, algorithm=algorithm, eos=eos,
                          eos_token=eos_token, pad_token=pad_token, use_plan=use_plan,
                          repo_documents=repo_documents, seed=seed)

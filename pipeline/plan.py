@@ -54,7 +54,8 @@ def parse_tokens(value: str | int | float | None) -> int | None:
 
 def slices_from_manifest(manifest: dict) -> list[dict[str, Any]]:
     acc: dict[tuple[str, str, str], dict[str, int]] = {}
-    for sh in manifest.get("shards", []):
+    shards = [*manifest.get("shards", []), *(sh for inc in manifest.get("increments", []) for sh in inc.get("shards", []))]
+    for sh in shards:
         key = (str(sh["source"]), str(sh["tier"]), str(sh["language"]))
         a = acc.setdefault(key, {"documents": 0, "tokens": 0})
         a["documents"] += int(sh["rows"])
@@ -88,13 +89,22 @@ def solve_epochs(tokens: list[int], weights: list[float], *, budget: int | None,
     return epochs, k
 
 
+def output_folders(run_dir: Path) -> list[Path]:
+    """``<run>/output`` and the output folders of the run's increments (``increments/NNNN/output``)."""
+    run_dir = Path(run_dir)
+    return [run_dir / "output", *sorted(p / "output" for p in (run_dir / "increments").glob("[0-9]*"))]
+
+
+def run_shards(run_dir: Path) -> list[Path]:
+    return [p for folder in output_folders(run_dir) if folder.exists() for p in sorted(folder.rglob("shard-*.parquet"))]
+
+
 def _kept_clusters(run_dir: Path) -> dict[str, list[tuple[str, str, int]]]:
     """cluster id -> [(doc id, slice key, tokens)] for clusters with more than one kept member."""
     import pyarrow.parquet as pq
 
     members: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
-    root = run_dir / "output"
-    for p in sorted(root.rglob("shard-*.parquet")) if root.exists() else []:
+    for p in run_shards(run_dir):
         t = pq.read_table(p, columns=["id", "source", "tier", "language", "token_count", "signals"]).to_pydict()
         for i, sig in enumerate(t["signals"]):
             if "dedup__cluster_id" not in sig:

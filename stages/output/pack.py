@@ -317,7 +317,7 @@ def _shard_rows(path: Path, batch_rows: int = 1024) -> Iterator[dict[str, list]]
 
     pf = pq.ParquetFile(path)
     names = set(pf.schema_arrow.names)
-    cols = [c for c in ("id", "text", "source", "tier", "language", "token_count", "signals") if c in names]
+    cols = [c for c in ("id", "text", "source", "tier", "language", "token_count") if c in names]
     for batch in pf.iter_batches(batch_size=batch_rows, columns=cols):
         yield batch.to_pydict()
 

@@ -118,6 +118,8 @@ def test_concat_baseline_and_cli(default_run, bpe_tokenizer, tmp_path):
     assert res["totals"]["content_tokens"] == res["expected"]["tokens"] == 4 * load_manifest(default_run)["totals"]["tokens"]
     r = runner.invoke(app, ["pack", str(default_run), "--tokenizer", str(tmp_path / "missing.json"), "--output", str(out)])
     assert r.exit_code == 2 and "not found" in r.output
+    r = runner.invoke(app, ["pack", str(default_run), "--tokenizer", str(bpe_tokenizer), "--output", str(out), "--repo-documents"])
+    assert r.exit_code == 2 and "repository documents" in r.output
 
 
 def test_datatrove_dataset_reader_when_torch_is_installed(default_run, bpe_tokenizer, tmp_path):
