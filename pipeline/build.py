@@ -241,7 +241,50 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
     desc.append("parquet shard writer")
     phases.append(Phase("decide", decide_steps, tasks, desc))
 
+    if recipe.repo_documents.enabled:
+        phases.append(_repo_docs_phase(recipe, layout, tasks))
+
     from assay.pipeline.finalize import Finalize
 
     phases.append(Phase("finalize", [Finalize(str(layout.root))], 1, ["manifest + funnel report"]))
+    if recipe.pack.enabled:
+        phases.extend(_pack_phases(recipe, layout, tasks))
+    return phases
+
+
+# ---------------------------------------------------------------- repository documents, plan, pack (H-pack)
+
+
+def _repo_docs_phase(recipe: Recipe, layout: RunLayout, tasks: int) -> Phase:
+    from assay.stages.code.repo_docs import RepoDocuments
+    from assay.stages.output.shards import ShardWriter
+
+    rd, out = recipe.repo_documents, recipe.output
+    steps = [
+        RepoDocuments(str(layout.output), max_chars=rd.max_chars, dedup_threshold=rd.dedup_threshold),
+        ShardWriter(str(layout.root / "repo_docs"), max_shard_bytes=out.max_shard_bytes, row_group_rows=out.row_group_rows,
+                    partition_by=list(out.partition_by), seed=out.seed, tokenizer_path=out.tokenizer_path),
+    ]
+    return Phase("repo_docs", steps, tasks, ["repository-level code documents (dependency order)", "parquet shard writer"])
+
+
+def _pack_phases(recipe: Recipe, layout: RunLayout, tasks: int) -> list[Phase]:
+    from assay.pipeline.pack import PackCheck, pack_params, pack_steps
+    from assay.pipeline.plan import PlanStep
+
+    pk = recipe.pack
+    tok = resolve_value(pk.tokenizer)
+    if not Path(tok).is_file():
+        raise RecipeError(f"pack.tokenizer: file not found: {tok}")
+    output = Path(pk.output) if pk.output else layout.root / "packed"
+    params = pack_params(layout.root, tokenizer=tok, seq_len=pk.seq_len, algorithm=pk.algorithm, eos=pk.eos,
+                         eos_token=pk.eos_token, pad_token=pk.pad_token, use_plan=pk.use_plan,
+                         repo_documents=recipe.repo_documents.enabled, seed=pk.seed, plan_exists=True)
+    steps, _ = pack_steps(params, output)
+    phases = []
+    if pk.use_plan:
+        phases.append(Phase("plan", [PlanStep(str(layout.root))], 1, ["repetition plan (plan.json)"]))
+    phases.append(Phase("pack", steps, tasks, [f"tokenize + {pk.algorithm} packing, seq_len {pk.seq_len} -> {output}"]))
+    phases.append(Phase("pack_check", [PackCheck(str(output), str(layout.root), params=params)], 1,
+                        ["read back with datatrove's reader; token round trip against the manifest"]))
     return phases

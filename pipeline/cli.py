@@ -127,6 +127,10 @@ def summary_lines(result) -> list[str]:
             f"warning: rules whose signal was missing on documents they apply to (kept them): {', '.join(absent)} "
             "(typo, or a step not in the recipe?)"
         )
+    if any(k.startswith("decont/eval_set_missing") for st in steps.values() for k in st):
+        lines.append("note: decontamination: evaluation sets not found; documents were not checked "
+                     "(signal decont__checked = false)"
+        )
     if any(k.startswith("ocr_backend_unavailable") for st in steps.values() for k in st):
         lines.append("note: OCR off (server: none): OCR pages used the text layer or were excluded")
     run_dir = _shown(result.run_dir)
@@ -319,6 +323,72 @@ def show(
                                           reason=reason), markup=False)
         return
     _show.print_documents(docs, console=console, all_signals=signals, max_chars=max_chars)
+
+
+# ---------------------------------------------------------------- plan / pack (H-pack)
+
+
+@app.command()
+def plan(
+    run_dir: Path = typer.Argument(..., help="a finished run directory"),
+    tokens: Optional[str] = typer.Option(None, "--tokens", help="target token budget, e.g. 1T, 500B, 20M"),
+    max_repeats: Optional[float] = typer.Option(None, "--max-repeats", help="cap on epochs per slice (recipe plan.max_repeats, default 4)"),
+) -> None:
+    """Epochs per source x tier x language for a token budget; writes RUN/plan.json and updates the report."""
+    from assay.pipeline.plan import build_plan, plan_table
+
+    try:
+        result = build_plan(run_dir, tokens=tokens, max_repeats=max_repeats)
+    except (FileNotFoundError, ValueError) as e:
+        _fail(str(e))
+    if (run_dir / "logs").is_dir():
+        from assay.pipeline.report import render_report
+
+        render_report(run_dir)
+    console.print(plan_table(result))
+    for w in result["warnings"]:
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+    console.print(f"plan: {run_dir / 'plan.json'}")
+
+
+@app.command()
+def pack(
+    run_dir: Path = typer.Argument(..., help="a finished run directory"),
+    tokenizer: Path = typer.Option(..., "--tokenizer", help="a `tokenizers` JSON file"),
+    seq_len: int = typer.Option(8192, "--seq-len", min=1, help="training sequence length (each sequence holds seq_len + 1 tokens)"),
+    output: Path = typer.Option(..., "--output", "-o", help="output folder (datatrove tokenized format)"),
+    algorithm: str = typer.Option("best_fit", "--algorithm", help="best_fit | concat (concatenate-and-split baseline)"),
+    no_eos: bool = typer.Option(False, "--no-eos", help="do not append an EOS token to each document"),
+    no_plan: bool = typer.Option(False, "--no-plan", help="ignore RUN/plan.json (every document once)"),
+    repo_documents: bool = typer.Option(False, "--repo-documents", help="pack RUN/repo_docs instead of single code files"),
+    tasks: int = typer.Option(2, "--tasks", min=1),
+    workers: int = typer.Option(2, "--workers", min=1),
+) -> None:
+    """Tokenize the run's shards, apply the plan's epochs and pack them into fixed-length sequences."""
+    from assay.pipeline.pack import PackCheckFailed, run_pack
+
+    if algorithm not in ("best_fit", "concat"):
+        _fail(f"--algorithm must be best_fit or concat, not '{algorithm}'")
+    if not tokenizer.is_file():
+        _fail(f"tokenizer file not found: {tokenizer}")
+    try:
+        res = run_pack(run_dir, output, tokenizer=str(tokenizer), seq_len=seq_len, algorithm=algorithm, eos=not no_eos,
+                       use_plan=not no_plan, repo_documents=repo_documents, tasks=tasks, workers=workers)
+    except (FileNotFoundError, ValueError) as e:
+        _fail(str(e))
+    except PackCheckFailed as e:
+        _fail(str(e), code=1)
+    t = res["totals"]
+    console.print(f"packed {t['documents']:,} document copies ({t['unique_documents']:,} unique) into "
+                  f"{t['sequences']:,} sequences of {seq_len + 1} tokens: {t['content_tokens']:,} document tokens, "
+                  f"{t['eos_tokens']:,} EOS, {t['pad_tokens']:,} padding ({100 * t['padding_share']:.2f}%), "
+                  f"{t['truncated_documents']:,} documents split ({100 * t['truncated_share']:.2f}%)", highlight=False)
+    if not res["params"]["plan"]:
+        console.print("[yellow]note:[/] no plan.json used: every document packed once (run `assay plan` first)", highlight=False)
+    cmp = "equal to" if res["manifest_counts_comparable"] else "not comparable with (other token count method)"
+    console.print(f"read back with datatrove's reader: {res['readback']['tokens']:,} tokens; unique document tokens "
+                  f"{cmp} the manifest's {res['manifest_tokens']:,}", highlight=False)
+    console.print(f"pack: {output / 'pack.json'}")
 
 
 def main() -> None:  # console script entry point

@@ -149,6 +149,44 @@ class OutputSpec(_Model):
     normalize: bool = True
 
 
+class PlanSpec(_Model):
+    """Repetition plan defaults (`assay plan`; pipeline/plan.py)."""
+
+    max_repeats: float = Field(4.0, gt=0, description="cap on epochs of any source x tier x language slice")
+    tokens: str | int | None = Field(None, description="token budget, e.g. 1T; None: epochs = tier weight (capped)")
+    source_weights: dict[str, float] = Field(default_factory=dict, description="source -> weight multiplier")
+    seed: int = 0
+
+
+class PackSpec(_Model):
+    """Tokenize-and-pack phase (`assay pack`; pipeline/pack.py, docs/packing.md); off unless enabled."""
+
+    enabled: bool = False
+    tokenizer: str | None = Field(None, description="a `tokenizers` JSON file (required when enabled)")
+    seq_len: int = Field(8192, ge=1)
+    algorithm: Literal["best_fit", "concat"] = "best_fit"
+    eos: bool = True
+    eos_token: str | None = None
+    pad_token: str | None = None
+    output: str | None = Field(None, description="output folder; default <run>/packed")
+    use_plan: bool = True
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _tokenizer_when_enabled(self) -> "PackSpec":
+        if self.enabled and not self.tokenizer:
+            raise ValueError("pack.enabled needs pack.tokenizer (a tokenizers JSON file)")
+        return self
+
+
+class RepoDocsSpec(_Model):
+    """Repository-level code documents (stages/code/repo_docs.py); off unless enabled."""
+
+    enabled: bool = False
+    max_chars: int = Field(400_000, ge=1000, description="split a repository document at file boundaries past this")
+    dedup_threshold: float = Field(0.9, gt=0, le=1.0, description="file-set Jaccard at or above which a repository is a duplicate")
+
+
 class ExecutorSpec(_Model):
     kind: Literal["local", "slurm", "ray"] = "local"
     tasks: int = Field(2, ge=1)
@@ -167,6 +205,9 @@ class Recipe(_Model):
     decisions: DecisionSpec = Field(default_factory=DecisionSpec)
     output: OutputSpec = Field(default_factory=OutputSpec)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
+    plan: PlanSpec = Field(default_factory=PlanSpec)
+    pack: PackSpec = Field(default_factory=PackSpec)
+    repo_documents: RepoDocsSpec = Field(default_factory=RepoDocsSpec)
     retier_from: str | None = Field(
         None, description="a previous run directory: re-run only decisions and output from its stored signals"
     )

@@ -493,6 +493,11 @@ def render_html(run_dir: Path) -> str:
         w(f"<tr><th colspan=\"3\">total</th>{_m('mixture/total_tokens', mix.get('total_tokens', 0))}"
           f"{_m('mixture/total_effective_tokens', mix.get('total_effective_tokens', 0))}<td></td></tr></table>")
 
+    # repetition plan (assay plan; pipeline/plan.py) ---------------------------------------------
+    from assay.pipeline.plan import plan_html
+
+    w(plan_html(run_dir, _m))
+
     # phases ------------------------------------------------------------------------------------
     w("<h2>Pipeline steps</h2><p class=\"sub\">From each phase's <code>logs/&lt;phase&gt;/stats.json</code> "
       "(datatrove stats merged over tasks).</p>")

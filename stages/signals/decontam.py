@@ -1,0 +1,606 @@
+"""Decontamination against evaluation sets given as files (``decontamination_v1``), for every source.
+
+Web pages, PDF text and code are checked the same way (the default recipe runs it as a common
+step). Text mode first normalises what differs between a benchmark file and the same words in a
+web page or a PDF text layer: Unicode NFKC (ligatures such as U+FB01 become ``fi``, full-width
+forms fold), soft hyphens removed, and words hyphenated across a line break joined
+(``experi-\nment`` -> ``experiment``); the item side gets the same normalisation.
+
+Eval sets: JSONL (optionally .gz/.zst), JSON arrays, Parquet, CSV (MMLU layout without header),
+and tar/zip archives of those (MMLU ``data/test/*.csv``). Directories are expanded.
+
+Each record yields *items*: code-like string fields of a record are joined into one code item
+(tests become a separate item); other string fields (questions, answers, problems, solutions,
+choices) are text items. Matching is per item:
+
+* text mode: lower-cased word n-grams (default 13 words) -> whitespace/case-insensitive;
+* code mode: lexical-token n-grams (default ``2 * ngram`` tokens) where every non-keyword
+  identifier is replaced by the distance to its previous occurrence inside the window
+  (parameterised matching), so consistent identifier renaming and whitespace edits still match.
+
+An item matches a document when at least ``min_overlap`` (default 0.6) of its distinct n-grams
+occur in the document (and at least ``min(3, n)`` of them); items shorter than one n-gram are
+matched as a whole: text items as a whitespace/case-normalised lexical-token substring
+(punctuation kept, so ``Simplify $\\sqrt{192}$.`` is 9 tokens), code items as a renamed token
+sequence when they have at least ``min_code_item_tokens`` (16) tokens and verbatim (whitespace/case
+normalised) below that: a renamed ``def f(x): return min(x)`` is not attributable to one benchmark.
+
+Signals: ``decont__match`` (bool), ``decont__benchmark`` (str|None), ``decont__overlap`` (float,
+best item coverage), ``decont__item`` (str|None, id of the best item), ``decont__mode``.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import keyword
+import os
+import re
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+import numpy as np
+from datatrove.data import DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+
+__all__ = ["Decontamination", "EvalIndex", "EvalItem", "load_eval_items", "build_index", "missing_eval_sets",
+           "normalize_prose", "cached_index"]
+
+
+def missing_eval_sets(eval_sets: Iterable[str]) -> list[str]:
+    """Entries of ``eval_sets`` whose path does not exist."""
+    out = []
+    for spec in eval_sets:
+        path = spec.split("=", 1)[1] if "=" in spec and not os.path.exists(spec) else spec
+        if not os.path.exists(path):
+            out.append(path)
+    return out
+
+_TEXT_TOKEN = re.compile(r"\w+")
+_CODE_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d+)?|[^\s\w]")
+_IDENT = re.compile(r"[A-Za-z_]\w*$")
+_LOOKS_CODE = re.compile(
+    r"^\s*(def |class |func |fn |function |#include|package |import |from \S+ import |public |private |static |"
+    r"return\b|assert |using |let |var |const |local |end\b|\}|<\?php|sub |module |impl |pub |val |object )",
+    re.M,
+)
+_TEST_KEYS = {"test", "tests", "test_list", "challenge_test_list", "test_setup_code", "test_imports"}
+_SKIP_KEYS = {"task_id", "name", "original", "language", "idx", "id", "type", "level", "entry_point",
+              "prompt_terminology", "doctests", "stop_tokens", "answer_idx", "subject", "source", "url", "ID",
+              "Type", "solution_type", "formula", "Equation", "unique_id"}
+# keywords / builtins shared by common languages stay literal in code mode
+_KEYWORDS = set(keyword.kwlist) | {
+    # words reserved in the common C-like languages; types and builtins stay renamable
+    "func", "fn", "function", "var", "let", "const", "public", "private", "protected", "static", "struct",
+    "interface", "package", "namespace", "template", "typename", "sizeof", "nil", "null", "true", "false",
+    "impl", "pub", "extends", "implements", "throws", "throw", "catch", "new", "this", "self", "include", "define",
+}
+
+
+@dataclass(frozen=True)
+class EvalItem:
+    benchmark: str
+    item_id: str
+    mode: str  # "text" | "code"
+    text: str
+
+
+# ------------------------------------------------------------------------------------------------ loading
+def _looks_like_code(s: str) -> bool:
+    return s.count("\n") >= 1 and _LOOKS_CODE.search(s) is not None
+
+
+def _record_items(rec: dict, benchmark: str, rid: str) -> Iterator[EvalItem]:
+    code_parts: dict[str, str] = {}
+    test_parts: list[str] = []
+    list_parts: list[str] = []
+    for k, v in rec.items():
+        if k in _SKIP_KEYS:
+            continue
+        if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+            if k in _TEST_KEYS:
+                test_parts.append("\n".join(v))
+            else:
+                list_parts.append("\n".join(v))
+            continue
+        if not isinstance(v, str) or len(v) < 20:
+            continue
+        if k in _TEST_KEYS:
+            test_parts.append(v)
+        elif _looks_like_code(v) or k in ("canonical_solution", "code"):
+            code_parts[k] = v
+        else:
+            yield EvalItem(benchmark, f"{rid}:{k}", "text", v)
+    if list_parts:  # multiple-choice options: one text item with the question when present
+        q = rec.get("question") or rec.get("Question") or ""
+        yield EvalItem(benchmark, f"{rid}:choices", "text", (q + "\n" if isinstance(q, str) else "") + "\n".join(list_parts))
+    # HumanEval-style records: the solution completes the prompt, so they form one item
+    if "canonical_solution" in code_parts and "prompt" in code_parts:
+        code_parts["prompt"] = code_parts["prompt"] + code_parts.pop("canonical_solution")
+    for k, v in code_parts.items():
+        yield EvalItem(benchmark, f"{rid}:{k}", "code", v)
+    if test_parts:
+        yield EvalItem(benchmark, f"{rid}:test", "code", "\n".join(test_parts))
+
+
+def _csv_items(data: bytes, benchmark: str, name: str) -> Iterator[EvalItem]:
+    text = data.decode("utf-8", "replace")
+    for i, row in enumerate(csv.reader(io.StringIO(text))):
+        if not row:
+            continue
+        if i == 0 and [c.lower() for c in row[:2]] in (["question", "a"], ["id", "question"]):
+            continue
+        # MMLU layout: question, A, B, C, D, answer-letter
+        body = row[:-1] if len(row) >= 3 and len(row[-1]) <= 2 else row
+        yield EvalItem(benchmark, f"{name}#{i}", "text", "\n".join(body))
+
+
+def _records_from_bytes(name: str, data: bytes) -> Iterator[dict]:
+    low = name.lower()
+    if low.endswith(".gz"):
+        data = gzip.decompress(data)
+        low = low[:-3]
+    elif low.endswith(".zst"):
+        import zstandard
+
+        data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()
+        low = low[:-4]
+    if low.endswith((".jsonl", ".ndjson")):
+        for line in data.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                yield obj
+    elif low.endswith(".json"):
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            return
+        rows = obj if isinstance(obj, list) else obj.get("data", obj.get("examples", [])) if isinstance(obj, dict) else []
+        for r in rows:
+            if isinstance(r, dict):
+                yield r
+    elif low.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        yield from pq.read_table(io.BytesIO(data)).to_pylist()
+
+
+def _benchmark_name(path: str, member: str | None = None) -> str:
+    parent = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    stem = os.path.basename(member or path)
+    for suf in (".gz", ".zst", ".jsonl", ".json", ".ndjson", ".parquet", ".csv", ".tar", ".zip"):
+        if stem.lower().endswith(suf):
+            stem = stem[: -len(suf)]
+    return f"{parent}:{stem}" if parent else stem
+
+
+def _items_from_member(path: str, member: str, data: bytes, bench: str) -> Iterator[EvalItem]:
+    if member.lower().endswith((".csv", ".csv.gz")):
+        if member.lower().endswith(".gz"):
+            data = gzip.decompress(data)
+        yield from _csv_items(data, bench, os.path.basename(member))
+        return
+    for i, rec in enumerate(_records_from_bytes(member, data)):
+        rid = str(rec.get("task_id") or rec.get("name") or rec.get("idx", i))
+        yield from _record_items(rec, bench, f"{os.path.basename(member)}#{rid}")
+
+
+def load_eval_items(eval_sets: Iterable[str], *, missing: str = "error") -> list[EvalItem]:
+    """Load items from eval-set files, archives or directories.
+
+    An entry may be ``name=path`` to force the benchmark name. Archive members under ``train/`` or
+    ``auxiliary_train/`` are skipped (test, dev and validation splits are all indexed).
+    ``missing="skip"`` leaves out paths that do not exist (they are listed by ``missing_eval_sets``);
+    ``"error"`` raises ``FileNotFoundError``.
+    """
+    items: list[EvalItem] = []
+    for spec in eval_sets:
+        forced = None
+        if "=" in spec and not os.path.exists(spec):
+            forced, spec = spec.split("=", 1)
+        if not os.path.exists(spec):
+            if missing == "skip":
+                continue
+            raise FileNotFoundError(f"eval set not found: {spec} (set missing: skip to run without it)")
+        paths = []
+        if os.path.isdir(spec):
+            for dp, _dn, fns in os.walk(spec):
+                paths.extend(os.path.join(dp, f) for f in sorted(fns))
+        else:
+            paths.append(spec)
+        for p in sorted(paths):
+            low = p.lower()
+            if low.endswith((".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".zip")):
+                for member, data in _archive_members(p):
+                    if not member.lower().endswith((".csv", ".jsonl", ".json", ".jsonl.gz", ".parquet")):
+                        continue
+                    bench = forced or _benchmark_name(p)
+                    items.extend(_items_from_member(p, member, data, bench))
+            elif low.endswith((".csv", ".csv.gz", ".jsonl", ".jsonl.gz", ".jsonl.zst", ".json", ".json.gz", ".ndjson", ".parquet")):
+                with open(p, "rb") as fh:
+                    data = fh.read()
+                items.extend(_items_from_member(p, p, data, forced or _benchmark_name(p)))
+    return items
+
+
+def _archive_members(path: str) -> Iterator[tuple[str, bytes]]:
+    if path.lower().endswith(".zip"):
+        with zipfile.ZipFile(path) as zf:
+            for info in zf.infolist():
+                if not info.is_dir():
+                    yield info.filename, zf.read(info)
+        return
+    if path.lower().endswith((".zst", ".tzst")):
+        import zstandard
+
+        fh = open(path, "rb")
+        tf = tarfile.open(fileobj=zstandard.ZstdDecompressor().stream_reader(fh), mode="r|")
+    else:
+        fh = None
+        tf = tarfile.open(path, "r:*")
+    try:
+        for m in tf:
+            if m.isfile() and "/auxiliary_train/" not in m.name and "/train/" not in m.name:
+                f = tf.extractfile(m)
+                if f is not None:
+                    yield m.name, f.read()
+    finally:
+        tf.close()
+        if fh is not None:
+            fh.close()
+
+
+# ------------------------------------------------------------------------------------------------ hashing
+_RNG = np.random.default_rng(0xA55A7)
+_COEF = (_RNG.integers(1, 2**63 - 1, size=256, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1))
+_DIST = _RNG.integers(1, 2**63 - 1, size=1024, dtype=np.int64).astype(np.uint64)  # identifier back-reference codes
+_NEW_ID = np.uint64(0x9E3779B97F4A7C15)
+
+
+_TOKEN_CACHE: dict[str, tuple[int, bool]] = {}
+
+
+def _token_info(t: str) -> tuple[int, bool]:
+    info = _TOKEN_CACHE.get(t)
+    if info is None:
+        import xxhash
+
+        info = (xxhash.xxh64_intdigest(t.encode("utf-8", "surrogatepass")), bool(_IDENT.match(t)) and t not in _KEYWORDS)
+        if len(_TOKEN_CACHE) < 2_000_000:
+            _TOKEN_CACHE[t] = info
+    return info
+
+
+_LINE_HYPHEN = re.compile(r"(\w)-[ \t]*\r?\n[ \t]*(?=\w)")
+
+
+def normalize_prose(text: str) -> str:
+    """What web/PDF text does to benchmark words: NFKC, soft hyphens, line-break hyphenation."""
+    import unicodedata
+
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).replace("\u00ad", "")
+    if "-" in text:
+        text = _LINE_HYPHEN.sub(r"\1", text)
+    return text
+
+
+def text_tokens(text: str) -> list[str]:
+    return _TEXT_TOKEN.findall(normalize_prose(text).lower())
+
+
+def short_tokens(text: str) -> list[str]:
+    """Lexical tokens of lower-cased text (punctuation kept): whole-item matching of short items."""
+    return _CODE_TOKEN.findall(normalize_prose(text).lower())
+
+
+def code_tokens(text: str) -> list[str]:
+    return _CODE_TOKEN.findall(text)
+
+
+class _Prepared:
+    """Token hashes (and, for code, identifier back-references) computed once per text."""
+
+    __slots__ = ("h", "is_id", "prev", "n")
+
+    def __init__(self, tokens: list[str], code: bool):
+        infos = [_token_info(t) for t in tokens]
+        self.n = len(tokens)
+        self.h = np.fromiter((x[0] for x in infos), dtype=np.uint64, count=self.n)
+        self.is_id = None
+        self.prev = None
+        if code:
+            self.is_id = np.fromiter((x[1] for x in infos), dtype=bool, count=self.n)
+            prev = np.full(self.n, -(10**9), dtype=np.int64)
+            last: dict[str, int] = {}
+            for i, t in enumerate(tokens):
+                if infos[i][1]:
+                    j = last.get(t)
+                    if j is not None:
+                        prev[i] = j
+                    last[t] = i
+            self.prev = prev
+
+    def windows(self, n: int, chunk: int = 8192) -> np.ndarray:
+        m = self.n
+        if m < n:
+            return np.empty(0, dtype=np.uint64)
+        if self.is_id is None:
+            win = np.lib.stride_tricks.sliding_window_view(self.h, n)
+            with np.errstate(over="ignore"):
+                return (win * _COEF[:n]).sum(axis=1, dtype=np.uint64)
+        out = np.empty(m - n + 1, dtype=np.uint64)
+        offs = np.arange(n)
+        for s in range(0, m - n + 1, chunk):
+            starts = np.arange(s, min(s + chunk, m - n + 1))
+            P = starts[:, None] + offs[None, :]
+            pm = self.prev[P]
+            inside = pm >= starts[:, None]
+            d = np.clip(P - pm, 0, len(_DIST) - 1)
+            idv = np.where(inside, _DIST[d], _NEW_ID)
+            vals = np.where(self.is_id[P], idv, self.h[P])
+            with np.errstate(over="ignore"):
+                out[s: s + len(starts)] = (vals * _COEF[:n]).sum(axis=1, dtype=np.uint64)
+        return out
+
+
+def _window_hashes_text(tokens: list[str], n: int) -> np.ndarray:
+    return _Prepared(tokens, code=False).windows(n)
+
+
+def _window_hashes_code(tokens: list[str], n: int) -> np.ndarray:
+    return _Prepared(tokens, code=True).windows(n)
+
+
+# ------------------------------------------------------------------------------------------------ index
+@dataclass
+class _ModeIndex:
+    hashes: np.ndarray  # sorted uint64
+    items: np.ndarray  # item index per row
+    n_windows: np.ndarray  # distinct windows per item (0 for whole-item rows)
+
+
+class EvalIndex:
+    """n-gram index over eval items (text and code modes) with per-item coverage lookup."""
+
+    def __init__(self, items: list[EvalItem], *, ngram: int = 13, code_ngram: int | None = None,
+                 min_item_tokens: int = 6, min_code_item_tokens: int = 16):
+        self.items = items
+        self.ngram = int(ngram)
+        self.code_ngram = int(code_ngram or 2 * ngram)
+        self.min_item_tokens = int(min_item_tokens)
+        self.min_code_item_tokens = int(min_code_item_tokens)
+        self.short: dict[str, dict[int, dict[int, int]]] = {"text": {}, "code": {}}
+        self.modes: dict[str, _ModeIndex] = {}
+        n_windows = np.zeros(len(items), dtype=np.int64)
+        rows: dict[str, list[tuple[np.ndarray, int]]] = {"text": [], "code": []}
+        for idx, it in enumerate(items):
+            toks = text_tokens(it.text) if it.mode == "text" else code_tokens(it.text)
+            n = self.ngram if it.mode == "text" else self.code_ngram
+            if len(toks) >= n:
+                hs = np.unique(_window_hashes_text(toks, n) if it.mode == "text" else _window_hashes_code(toks, n))
+                n_windows[idx] = len(hs)
+                rows[it.mode].append((hs, idx))
+            elif it.mode == "text" and len(short_tokens(it.text)) >= self.min_item_tokens:
+                toks = short_tokens(it.text)
+                k = len(toks)
+                self.short[it.mode].setdefault(k, {})[int(_window_hashes_text(toks, k)[0])] = idx
+            elif it.mode == "code" and len(toks) < self.min_code_item_tokens:
+                # too short to attribute after identifier normalisation: verbatim (whitespace/case-normalised)
+                toks = short_tokens(it.text)
+                if len(toks) >= self.min_item_tokens:
+                    self.short["text"].setdefault(len(toks), {})[int(_window_hashes_text(toks, len(toks))[0])] = idx
+            elif it.mode == "code":
+                k = len(toks)
+                hs = _window_hashes_text(toks, k) if it.mode == "text" else _window_hashes_code(toks, k)
+                self.short[it.mode].setdefault(k, {})[int(hs[0])] = idx
+        self.n_windows = n_windows
+        self._short_arrays = {
+            mode: {k: (np.fromiter(t.keys(), dtype=np.uint64, count=len(t)), np.fromiter(t.values(), dtype=np.int64, count=len(t)))
+                   for k, t in sorted(tables.items())}
+            for mode, tables in self.short.items()
+        }
+        for mode, lst in rows.items():
+            if lst:
+                hashes = np.concatenate([h for h, _ in lst])
+                owners = np.concatenate([np.full(len(h), i, dtype=np.int64) for h, i in lst])
+                order = np.argsort(hashes, kind="stable")
+                self.modes[mode] = _ModeIndex(hashes[order], owners[order], n_windows)
+            else:
+                self.modes[mode] = _ModeIndex(np.empty(0, np.uint64), np.empty(0, np.int64), n_windows)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def best_match(self, text: str, *, min_windows: int = 3) -> tuple[float, int | None, str | None]:
+        """(best coverage, item index, mode) over both modes; coverage 1.0 for whole short items."""
+        best = (0.0, None, None)
+        for mode in ("code", "text"):
+            toks = code_tokens(text) if mode == "code" else text_tokens(text)
+            n = self.code_ngram if mode == "code" else self.ngram
+            idx = self.modes[mode]
+            prep = _Prepared(toks, code=(mode == "code"))
+            if len(idx.hashes) and len(toks) >= n:
+                dh = np.unique(prep.windows(n))
+                left = np.searchsorted(idx.hashes, dh, "left")
+                right = np.searchsorted(idx.hashes, dh, "right")
+                cnt = right - left
+                hit = cnt > 0
+                if hit.any():
+                    starts = left[hit]
+                    lens = cnt[hit]
+                    rows = np.repeat(starts - np.cumsum(np.r_[0, lens[:-1]]), lens) + np.arange(lens.sum())
+                    owners, counts = np.unique(idx.items[rows], return_counts=True)
+                    cov = counts / np.maximum(1, self.n_windows[owners])
+                    ok = counts >= np.minimum(min_windows, self.n_windows[owners])
+                    cov = np.where(ok, cov, 0.0)
+                    j = int(np.argmax(cov))
+                    if cov[j] > best[0]:
+                        best = (float(cov[j]), int(owners[j]), mode)
+            if best[0] >= 1.0 or not self.short[mode]:
+                continue
+            if mode == "text":
+                prep = _Prepared(short_tokens(text), code=False)
+            for k, (keys, owners_k) in self._short_arrays[mode].items():
+                if prep.n < k:
+                    continue
+                found = np.isin(keys, prep.windows(k))
+                if found.any():
+                    best = (1.0, int(owners_k[np.argmax(found)]), mode)
+                    break
+            if best[0] >= 1.0:
+                break
+        return best
+
+
+def build_index(eval_sets: list[str], *, missing: str = "error", **kw) -> EvalIndex:
+    return EvalIndex(load_eval_items(eval_sets, missing=missing), **kw)
+
+
+INDEX_FORMAT = 2  # bump when tokenisation or the index layout changes (invalidates cached indexes)
+
+
+def _index_key(eval_sets: list[str], missing: str, kw: dict) -> str:
+    import hashlib
+
+    h = hashlib.sha256(json.dumps([INDEX_FORMAT, list(eval_sets), missing, sorted(kw.items())]).encode())
+    for spec in eval_sets:
+        path = spec.split("=", 1)[1] if "=" in spec and not os.path.exists(spec) else spec
+        files = [os.path.join(dp, f) for dp, _d, fs in os.walk(path) for f in fs] if os.path.isdir(path) else [path]
+        for f in sorted(files):
+            try:
+                st = os.stat(f)
+            except OSError:
+                continue
+            h.update(f"{os.path.abspath(f)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:32]
+
+
+def cached_index(eval_sets: list[str], *, missing: str = "error", **kw) -> EvalIndex:
+    """``build_index`` with an on-disk cache (``$ASSAY_CACHE_DIR`` or ``~/.cache/assay``/decontam),
+    keyed by the parameters and the eval-set files' paths, sizes and modification times, so the
+    tasks of a run and later runs do not rebuild it. Any cache problem falls back to building."""
+    import pickle
+
+    root = os.environ.get("ASSAY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "assay")
+    path = os.path.join(root, "decontam", f"index-{_index_key(eval_sets, missing, kw)}.pkl")
+    try:
+        with open(path, "rb") as fh:
+            idx = pickle.load(fh)
+        if isinstance(idx, EvalIndex):
+            return idx
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+        pass
+    idx = build_index(eval_sets, missing=missing, **kw)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            pickle.dump(idx, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return idx
+
+
+# ------------------------------------------------------------------------------------------------ step
+class Decontamination(PipelineStep):
+    """Flag documents overlapping evaluation sets (never drops).
+
+    Args:
+        eval_sets: files / archives / directories of eval sets (``name=path`` forces a benchmark name).
+        ngram: words per text n-gram (10-13 typical). code_ngram: lexical tokens per code n-gram
+            (default ``2 * ngram``).
+        min_overlap: item coverage needed for ``decont__match``.
+        min_item_tokens: shorter items are ignored (too generic to attribute).
+        min_code_item_tokens: shorter code items only match verbatim (no identifier normalisation).
+        max_chars: only the first ``max_chars`` characters of a document are checked.
+        missing: ``"error"`` (default) fails on an eval-set path that does not exist; ``"skip"`` runs
+            without it, logs a warning and counts ``decont/eval_set_missing`` (the default recipe uses
+            ``skip`` so that it runs on a machine without ``../shared/data``; documents are then not
+            checked against those sets: ``decont__checked`` is False when no eval set was found).
+    """
+
+    name = "🧪 Decontamination"
+    type = "🔢 - SIGNALS"
+
+    def __init__(self, eval_sets: list[str] | None = None, *, ngram: int = 13, code_ngram: int | None = None,
+                 min_overlap: float = 0.6, min_item_tokens: int = 6, min_code_item_tokens: int = 16,
+                 max_chars: int = 1_000_000, missing: str = "error"):
+        super().__init__()
+        if missing not in ("error", "skip"):
+            raise ValueError(f"missing must be 'error' or 'skip', not {missing!r}")
+        self.missing = missing
+        self.eval_sets = list(eval_sets or [])
+        self.ngram = int(ngram)
+        self.code_ngram = code_ngram
+        self.min_overlap = float(min_overlap)
+        self.min_item_tokens = int(min_item_tokens)
+        self.min_code_item_tokens = int(min_code_item_tokens)
+        self.max_chars = int(max_chars)
+        self._index: EvalIndex | None = None
+
+    def __getstate__(self):
+        st = self.__dict__.copy()
+        st["_index"] = None  # rebuilt lazily on the worker
+        return st
+
+    @property
+    def index(self) -> EvalIndex:
+        if self._index is None:
+            kw = dict(ngram=self.ngram, code_ngram=self.code_ngram, min_item_tokens=self.min_item_tokens,
+                      min_code_item_tokens=self.min_code_item_tokens)
+            self._index = cached_index(self.eval_sets, missing=self.missing, **kw)
+        return self._index
+
+    def check(self, text: str) -> dict:
+        """Signals for one text (``decont__*`` keys)."""
+        cov, item, mode = self.index.best_match(text[: self.max_chars]) if len(self.index) else (0.0, None, None)
+        it = self.index.items[item] if item is not None else None
+        match = cov >= self.min_overlap
+        return {
+            "decont__checked": len(self.index) > 0,
+            "decont__match": bool(match),
+            "decont__benchmark": it.benchmark if (it and match) else None,
+            "decont__overlap": round(float(cov), 6),
+            "decont__item": it.item_id if (it and match) else None,
+            "decont__mode": mode if match else None,
+        }
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        _ = self.index
+        gone = missing_eval_sets(self.eval_sets) if self.missing == "skip" else []
+        if gone:
+            from datatrove.utils.logging import logger
+
+            logger.warning(f"decontamination: eval sets not found, not checked: {gone}")
+            self.stat_update("decont/eval_set_missing", value=len(gone))
+        for doc in data:
+            self.stat_update("documents")
+            if not doc.text:
+                doc.metadata.update({"decont__checked": len(self.index) > 0, "decont__match": False,
+                                     "decont__benchmark": None, "decont__overlap": 0.0,
+                                     "decont__item": None, "decont__mode": None})
+                yield doc
+                continue
+            with self.track_time():
+                try:
+                    sig = self.check(doc.text)
+                except Exception:  # noqa: BLE001 - never crash a task on one document
+                    sig = {"decont__checked": False, "decont__match": False, "decont__benchmark": None, "decont__overlap": None,
+                           "decont__item": None, "decont__mode": None}
+                    self.stat_update("decont_error")
+            doc.metadata.update(sig)
+            if sig["decont__match"]:
+                self.stat_update("decont/match", f"decont/{sig['decont__benchmark']}")
+            yield doc
