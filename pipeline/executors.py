@@ -36,7 +36,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from datatrove.executor.base import PipelineExecutor
 from datatrove.executor.local import LocalPipelineExecutor
@@ -324,7 +324,12 @@ def _chain(executors: Sequence[PipelineExecutor]) -> list[PipelineExecutor]:
     return executors
 
 
-def run_phases(executors: Sequence[PipelineExecutor], *, wait: bool | None = None) -> list:
+PhaseEvent = Callable[[str, int, PipelineExecutor], None]
+
+
+def run_phases(
+    executors: Sequence[PipelineExecutor], *, wait: bool | None = None, on_phase: PhaseEvent | None = None
+) -> list:
     """Run a chain of phases (all of the same kind) to completion; return per-phase stats.
 
     ``executors`` are in run order (or just the last one: its ``depends`` chain is followed).
@@ -332,6 +337,8 @@ def run_phases(executors: Sequence[PipelineExecutor], *, wait: bool | None = Non
     ``kill -9`` resumes the run. Raises ``PhaseFailedError`` when a phase has unfinished tasks.
     For Slurm, returns the submitted job ids per phase (``None`` for a phase with nothing left to
     do) and, unless ``wait`` is false (argument, else ``SlurmSettings.wait``), blocks until done.
+    ``on_phase(event, index, executor)`` is called with "start" and "done" around each phase of a
+    local or Ray chain (a Slurm chain is submitted at once: no per-phase events).
     """
     chain = _chain(executors)
     if not chain:
@@ -343,23 +350,30 @@ def run_phases(executors: Sequence[PipelineExecutor], *, wait: bool | None = Non
     if kind == "slurm":
         return _run_slurm(chain, wait=wait)
     if kind == "ray":
-        return _run_ray(chain)
-    return _run_sequential(chain)
+        return _run_ray(chain, on_phase)
+    return _run_sequential(chain, on_phase)
 
 
-def _run_sequential(chain: list[PipelineExecutor]) -> list:
+def _run_sequential(chain: list[PipelineExecutor], on_phase: PhaseEvent | None = None) -> list:
+    """The one local run loop: phases in order, each checked before the next, so a failed task stops
+    the run with its phase and logs named (datatrove's own ``depends`` loop would wait on it forever)."""
     results = []
     for i, ex in enumerate(chain):
+        ex.depends = None  # ordering is this loop's job
+        if on_phase:
+            on_phase("start", i, ex)
         try:
             results.append(ex.run())
         except Exception as e:  # a task raised: name the phase, its unfinished tasks and its logs
             incomplete = ex.get_incomplete_ranks(skip_completed=True)
             raise PhaseFailedError(_phase_name(ex, i), incomplete, ex.logging_dir.path, f"{type(e).__name__}: {e}") from e
         _check_phase(ex, i)
+        if on_phase:
+            on_phase("done", i, ex)
     return results
 
 
-def _run_ray(chain: list[PipelineExecutor]) -> list:
+def _run_ray(chain: list[PipelineExecutor], on_phase: PhaseEvent | None = None) -> list:
     try:
         import ray
     except ImportError as e:  # pragma: no cover - depends on the environment
@@ -378,7 +392,7 @@ def _run_ray(chain: list[PipelineExecutor]) -> list:
             ray.init(num_cpus=cfg.num_cpus, **kwargs)
         started = True
     try:
-        return _run_sequential(chain)
+        return _run_sequential(chain, on_phase)
     finally:
         if started and cfg.shutdown:
             ray.shutdown()
