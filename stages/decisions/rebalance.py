@@ -70,28 +70,6 @@ def _store_frame(store_folder, clusters_folder):
     return df
 
 
-def mixture_report(store_folder, clusters_folder, spec, written: dict[str, int]) -> dict[str, Any]:
-    """Target vs achieved mixture per key: `written` is the amount per key in the output shards."""
-    available, probs = plan(_store_frame(store_folder, clusters_folder), spec)
-    target_amount = {k: available[k] * probs.get(k, 1.0) for k in available}
-    t_total = sum(target_amount.values()) or 1.0
-    w_total = sum(written.values()) or 1
-    rows = [
-        {
-            "key": k,
-            "available": available[k],
-            "keep_probability": round(probs.get(k, 1.0), 6),
-            "target_share": round(target_amount[k] / t_total, 6),
-            "written": int(written.get(k, 0)),
-            "achieved_share": round(written.get(k, 0) / w_total, 6),
-        }
-        for k in sorted(available)
-    ]
-    rb = spec.rebalance
-    return {"source": rb.get("source", "code"), "key": rb.get("key", "code__language"),
-            "unit": rb.get("unit", "bytes"), "rows": rows}
-
-
 def join_dedup_lookup(df, lookup: Path):
     """Add the dedup annotations of `DedupAnnotate` to a frame of stored signals."""
     import polars as pl
