@@ -39,9 +39,12 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
 
 
 def plan_columns(spec: Any, available: list[str]) -> list[str]:
-    """The store columns that planning reads: never `text`."""
+    """The store columns that planning reads: `text` only for a store written before sizes were
+    stored (`doc__bytes` / `doc__tokens` missing: a re-tier of an older run)."""
     spec = _decision_spec(spec)
     want = set(BASE_COLUMNS)
+    if not {"doc__bytes", "doc__tokens"} <= set(available):
+        want.add("text")
     want.add(_get(spec.rebalance, "key", "code__language"))
     want.update(r.signal for r in spec.rules)
     for weights in (spec.ensemble or {}).values():
