@@ -57,6 +57,7 @@ __all__ = [
     "make_executor",
     "run_phases",
     "wait_for_slurm_jobs",
+    "active_jobs_in",
     "default_venv_activate",
     "AssaySlurmExecutor",
 ]
@@ -517,6 +518,20 @@ def _active_recorded_jobs(ex: PipelineExecutor) -> list[str]:
         elif not done:
             active.append(job)
     return active
+
+
+def active_jobs_in(logging_dir: str | Path) -> list[str]:
+    """Slurm jobs recorded in a phase's logging dir (``slurm_jobs.json``) that are still queued or
+    running; [] without a record or without ``squeue``. Whatever executor the next run uses, those
+    jobs may still be writing into the run folder."""
+    path = Path(logging_dir) / _JOBS_FILE
+    if not path.is_file() or shutil.which("squeue") is None:
+        return []
+    try:
+        jobs = [str(j["job_id"]) for j in json.loads(path.read_text())]
+    except (ValueError, KeyError, TypeError):
+        return []
+    return [j for j in jobs if not _job_finished(j)[0]]
 
 
 def _run_slurm(chain: list[PipelineExecutor], *, wait: bool | None) -> list:

@@ -234,7 +234,10 @@ def supersede_changed_run(recipe: Recipe, run_dir: Path) -> Path | None:
         changed = old.get("signals") != groups["signals"] or (
             (run_dir / "increments").exists() and any(old.get(g) != groups[g] for g in HASH_GROUPS)
         )
-    return supersede_run(run_dir) if changed else None
+    if not changed:
+        return None
+    refuse_if_jobs_active(run_dir, what="start a run with other signals here")
+    return supersede_run(run_dir)
 
 
 def _changed_groups(old: dict, new: dict, groups: tuple[str, ...]) -> list[str]:
@@ -264,6 +267,7 @@ def reconcile_phases(recipe: Recipe, run_dir: Path, phases: list[Phase], executo
             decisions.append(PhaseDecision(ph.name, "run", why))
         else:
             changed = _changed_groups(old_groups, new_groups, ph.groups) or ["inputs"]
+            refuse_if_jobs_active(run_dir, [ph.name], f"rerun phase '{ph.name}' with other settings")
             decisions.append(PhaseDecision(ph.name, "rerun", " and ".join(changed) + " changed"))
         for path in [layout.logs / ph.name, *layout.phase_outputs(ph.name)]:
             if path.is_dir():
@@ -272,6 +276,19 @@ def reconcile_phases(recipe: Recipe, run_dir: Path, phases: list[Phase], executo
                 path.unlink()
     _write_state(run_dir, recipe, phases)
     return decisions
+
+
+def refuse_if_jobs_active(run_dir: Path, phases: list[str] | None = None, what: str = "change this run") -> None:
+    """Slurm jobs outlive the command that submitted them: never remove or move files they still write."""
+    from assay.pipeline.executors import active_jobs_in
+
+    logs = run_dir / "logs"
+    names = phases if phases is not None else sorted(p.name for p in logs.iterdir()) if logs.is_dir() else []
+    busy = {name: jobs for name in names if (jobs := active_jobs_in(logs / name))}
+    if busy:
+        listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in busy.items())
+        raise RecipeError(f"slurm jobs of the earlier run are still queued/running ({listed}); "
+                          f"wait for them or scancel them before you {what}")
 
 
 @contextmanager

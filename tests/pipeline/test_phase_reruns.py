@@ -181,3 +181,28 @@ def test_plan_phase_reads_no_text_and_decide_uses_its_plan(project):
     assert _actions(res)["plan"] == "reuse" and _actions(res)["decide"] == "rerun"
     assert (out / "plan" / "plan.json").stat().st_mtime_ns == plan_mtime
     assert _kept(out).height == written.height
+
+
+@pytest.mark.slow
+def test_phase_with_live_slurm_jobs_is_never_removed(project, monkeypatch):
+    """Slurm jobs outlive the command that submitted them: a rerun that would remove (or move aside)
+    files they still write is refused, and nothing is touched."""
+    import shutil
+
+    import assay.pipeline.executors as executors
+    from assay.pipeline.recipe import RecipeError
+
+    recipe_path, out = project
+    run_recipe(load_recipe(recipe_path), out)
+    (out / "logs" / "decide" / "slurm_jobs.json").write_text(json.dumps([{"job_id": "4242", "submitted": "x"}]))
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/squeue" if name == "squeue" else real_which(name))
+    monkeypatch.setattr(executors, "_job_finished", lambda job: (False, "") if job == "4242" else (True, ""))
+    outputs = _mtimes(out / "output")
+    with pytest.raises(RecipeError, match=r"decide: 4242.*scancel"):
+        run_recipe(load_recipe(recipe_path, ["output.seed=3"]), out)
+    with pytest.raises(RecipeError, match="4242"):
+        run_recipe(load_recipe(recipe_path, ["common_steps.0.kind=language_id_v1"]), out)
+    assert _mtimes(out / "output") == outputs and not (out / "superseded").exists()
+    # settings that rerun nothing are fine while the jobs run
+    assert set(_actions(run_recipe(load_recipe(recipe_path), out)).values()) == {"reuse"}
