@@ -74,7 +74,7 @@ class PhaseFailedError(RuntimeError):
         self.incomplete = incomplete
         self.logging_dir = logging_dir
         shown = ", ".join(map(str, incomplete[:10])) + (" ..." if len(incomplete) > 10 else "")
-        msg = f"phase {phase!r}: {len(incomplete)} task(s) did not complete (ranks {shown}); logs in {logging_dir}/logs"
+        msg = f"phase {phase!r} failed: {len(incomplete)} task(s) did not complete (ranks {shown}); logs in {logging_dir}/logs"
         if detail:
             msg += f"; {detail}"
         super().__init__(msg)

@@ -166,6 +166,7 @@ def _make_executors(recipe: Recipe, phases: list[Phase], run_dir: Path) -> list[
             name=f"assay-{recipe.name}-{ph.name}",
             settings=recipe.executor.settings,
         )
+        ex.assay_phase = ph.name  # errors name the phase as the run layout does (the job name keeps the prefix)
         executors.append(ex)
         prev = ex
     return executors
@@ -261,19 +262,20 @@ def reconcile_phases(recipe: Recipe, run_dir: Path, phases: list[Phase], executo
                 decisions.append(PhaseDecision(ph.name, "resume", f"unchanged; {len(todo)} of {ph.tasks} task(s) left"))
             else:
                 decisions.append(PhaseDecision(ph.name, "reuse", "unchanged, all tasks done"))
-            continue
-        if old is None:
-            why = "new run" if not state else "phase not in the earlier run"
-            decisions.append(PhaseDecision(ph.name, "run", why))
+        elif old is None:
+            decisions.append(PhaseDecision(ph.name, "run", "new run" if not state else "phase not in the earlier run"))
         else:
             changed = _changed_groups(old_groups, new_groups, ph.groups) or ["inputs"]
-            refuse_if_jobs_active(run_dir, [ph.name], f"rerun phase '{ph.name}' with other settings")
             decisions.append(PhaseDecision(ph.name, "rerun", " and ".join(changed) + " changed"))
-        for path in [layout.logs / ph.name, *layout.phase_outputs(ph.name)]:
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
+    if state:  # only a folder known to hold this kind of run has its phase outputs removed
+        stale = [d.phase for d in decisions if d.action in ("run", "rerun")]
+        refuse_if_jobs_active(run_dir, stale, "rerun these phases with other settings")
+        for name in stale:
+            for path in [layout.logs / name, *layout.phase_outputs(name)]:
+                if path.is_dir():
+                    shutil.rmtree(path)
+                elif path.exists():
+                    path.unlink()
     _write_state(run_dir, recipe, phases)
     return decisions
 
