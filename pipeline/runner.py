@@ -110,7 +110,7 @@ def apply_cli_overrides(recipe: Recipe, *, executor: str | None, workers: int | 
     return Recipe.model_validate(data)
 
 
-RUN_MARKERS = ("recipe.sha256", STATE_FILE)
+RUN_MARKERS = ("recipe.sha256", STATE_FILE, ".assay.lock")  # a finished run, or one still starting
 
 
 def _inside(child: Path, parent: Path) -> bool:
