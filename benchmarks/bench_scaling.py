@@ -13,6 +13,14 @@ Table 1 - throughput (documents/s, median of --repeats runs, wall time of run_ph
 Table 2 - memory: peak RSS of one task (the whole process, local executor with 1 worker, so the
   task runs in-process) over N and 10*N documents, each size in a fresh interpreter.
   anchor: the N-document run.
+Table 3 - decide phase with mixture rebalancing, 2 to 64 tasks over the same signal store
+  (--decide-docs code documents, ~1.5 KB of text each, 5 languages, one rule, rebalancing by language):
+  anchor: every decide task plans the mixture itself from the whole store (text included), as the
+  decide step did before the `plan` phase; compared: the one-task `plan` phase writes plan.json once
+  and every decide task reads it (`PlannedDecide`). Per T, tasks 0, T/2 and T-1 run in-process (no
+  pool: only the task's own work is timed, as CPU seconds of the process, so other load on a shared
+  machine does not count), median over them and --repeats; "all tasks" = per-task x T.
+  `--decide-only` runs just this table.
 """
 
 from __future__ import annotations
@@ -135,6 +143,88 @@ def peak_rss(inputs: Path, work: Path) -> tuple[float, float]:
     return res["peak_rss_mib"], res["growth_mib"]
 
 
+LANGS = ("python", "javascript", "java", "go", "rust")
+
+
+def make_store(folder: Path, docs: int, *, parts: int = 128, seed: int = 0) -> None:
+    """A synthetic signal store: code documents with the signals decide and planning read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from assay.stages.output.tokens import estimate_tokens
+
+    vocab = vocabulary()
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    per_part = docs // parts  # 128 parts: every task of a 64-task phase gets the same share
+    for part in range(parts):
+        rows = []
+        for i in range(per_part):
+            text = "\n".join(" ".join(rng.choices(vocab, k=12)) for _ in range(rng.randint(10, 30)))
+            rows.append({
+                "id": f"doc-{part}-{i}", "text": text, "source": "code", "reject_reason": None,
+                "code__language": rng.choice(LANGS), "code__alpha_fraction": rng.random(),
+                "doc__bytes": len(text.encode()), "doc__tokens": estimate_tokens(text),
+                "dedup__doc_key": (part << 32) | i,
+            })
+        pq.write_table(pa.Table.from_pylist(rows), folder / f"part-{part:05d}-00000.parquet")
+
+
+DECIDE_SPEC = {
+    "code_rules": None,
+    "rules": [{"name": "alpha", "source": "code", "signal": "code__alpha_fraction", "op": ">=", "value": 0.05}],
+    "rebalance": {"source": "code", "key": "code__language", "unit": "bytes",
+                  "weights": {"javascript": 0.5, "java": 0.7}, "caps": {"python": 200_000}},
+}
+
+
+def decide_task_seconds(store: Path, plan_file: Path | None, rank: int, world: int) -> float:
+    """One decide task (store reader -> decide), in-process; plan_file None: the task plans itself."""
+    from assay.stages.common.store import SignalStoreReader
+    from assay.stages.decisions.plan_step import PlannedDecide
+    from assay.stages.decisions.step import Decide
+
+    step = Decide(DECIDE_SPEC, store_folder=str(store)) if plan_file is None else PlannedDecide(
+        DECIDE_SPEC, plan_file=str(plan_file))
+    t0 = time.process_time()  # CPU seconds (all threads): robust to other processes on a shared machine
+    for _ in step.run(SignalStoreReader(str(store)).run(None, rank, world), rank, world):
+        pass
+    return time.process_time() - t0
+
+
+def decide_scaling(work: Path, docs: int, repeats: int, task_counts=(2, 4, 8, 16, 32, 64)) -> None:
+    from assay.stages.decisions.plan_step import MixturePlan
+
+    store = work / "store"
+    make_store(store, docs)
+    plan_file = work / "plan" / "plan.json"
+    plan_times = []
+    decide_task_seconds(store, None, 0, 64)  # warm-up: imports, file cache
+    for _ in range(repeats):
+        t0 = time.process_time()
+        for _ in MixturePlan(str(store), DECIDE_SPEC, str(plan_file)).run(None, 0, 1):
+            pass
+        plan_times.append(time.process_time() - t0)
+    rows = []
+    for world in task_counts:
+        ranks = sorted({0, world // 2, world - 1})
+        per = {}
+        for mode, pf in (("anchor", None), ("plan", plan_file)):
+            per[mode] = statistics.median(
+                decide_task_seconds(store, pf, r, world) for _ in range(repeats) for r in ranks
+            )
+        rows.append([
+            str(world), f"{per['anchor']:.3f}", f"{per['anchor'] * world:.1f}",
+            f"{per['plan']:.3f}", f"{per['plan'] * world:.2f}", f"{per['plan'] * world / docs * 1e6:.1f}",
+        ])
+    table(
+        f"decide phase, {docs} documents, median of {repeats} x ranks (0, T/2, T-1); plan phase (once): "
+        f"{statistics.median(plan_times):.2f} CPU s",
+        ["tasks", "anchor CPU s/task", "anchor all tasks", "plan CPU s/task", "plan all tasks", "plan CPU us/doc"],
+        rows,
+    )
+
+
 def table(title: str, header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     print(f"\n{title}")
@@ -150,6 +240,8 @@ def main() -> None:
     ap.add_argument("--rss-docs", type=int, default=1000, help="N for the memory runs (N and 10*N)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-ray", action="store_true")
+    ap.add_argument("--decide-docs", type=int, default=20000, help="documents of the decide-scaling store")
+    ap.add_argument("--decide-only", action="store_true", help="run only the decide-scaling table")
     ap.add_argument("--rss-child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.rss_child:
@@ -161,6 +253,14 @@ def main() -> None:
     logger.remove()  # keep the table readable
     load_start = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="bench_scaling_"))
+    if args.decide_only:
+        try:
+            decide_scaling(work, args.decide_docs, args.repeats)
+            print(f"(1-min load average: {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at end, "
+                  f"on {os.cpu_count()} CPUs)")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     try:
         inputs = work / "inputs"
         make_inputs(inputs, n_files=4, docs=args.docs)
@@ -231,6 +331,7 @@ def main() -> None:
             f"(1-min load average: {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at end, on {os.cpu_count()} CPUs;"
             " a load above the CPU count means other processes share the machine and scaling numbers are low)"
         )
+        decide_scaling(work, args.decide_docs, args.repeats)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

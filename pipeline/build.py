@@ -1,16 +1,22 @@
 """Recipe -> datatrove phases. Composition only: every per-document action lives in `stages/`.
 
 Phases (each a datatrove pipeline with its own task count and logging dir under `<run>/logs/`):
-  signals         readers -> per-source steps -> common steps -> minhash signatures -> signal store
-  dedup_buckets   minhash candidate pairs per band (against earlier runs' indexes too)
-  dedup_clusters  union-find, keep policy, this run's index for the next run
-  decide          signal store -> dedup annotations -> decisions/tiers -> shards + exclusions
-  finalize        manifest + funnel report
+  signals           readers -> per-source steps -> common steps -> sizes -> signal store
+  dedup_signatures  signal store (per signals task) -> dedup priority -> minhash + exact-hash signatures
+  dedup_buckets     minhash candidate pairs per band (against earlier runs' indexes too)
+  dedup_clusters    union-find, keep policy, this run's index for the next run
+  plan              (with decisions.rebalance) one task: mixture plan from stored sizes -> plan/plan.json
+  decide            signal store -> dedup annotations -> decisions/tiers -> shards + exclusions
+  finalize          manifest + funnel report
+Each phase carries a hash of the recipe settings its outputs depend on (`PHASE_GROUPS`), so the runner
+reruns exactly the phases whose inputs changed.
 A re-tier recipe (`retier_from`) runs only decide + finalize on the stored signals of an earlier run.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,8 @@ class Phase:
     steps: list[Any]
     tasks: int
     describe: list[str] = field(default_factory=list)
+    digest: str = ""  # hash of what the phase's outputs depend on (`phase_hash`)
+    groups: tuple[str, ...] = ()  # the recipe setting groups it depends on (`PHASE_GROUPS`)
 
 
 @dataclass
@@ -52,6 +60,26 @@ class RunLayout:
     @property
     def logs(self) -> Path:
         return self.root / "logs"
+
+    @property
+    def plan(self) -> Path:
+        return self.root / "plan"
+
+    @property
+    def staging(self) -> Path:
+        return self.root / ".staging"
+
+    def phase_outputs(self, phase: str) -> list[Path]:
+        """What a phase writes (removed, with its logs, before the phase reruns in place)."""
+        return {
+            "signals": [self.signals],
+            "dedup_signatures": [self.dedup / "signatures"],
+            "dedup_buckets": [self.dedup / "buckets"],
+            "dedup_clusters": [self.dedup / "clusters"],
+            "plan": [self.plan],
+            "decide": [self.output, self.excluded, self.staging / "decide"],
+            "finalize": [self.root / "manifest.json"],
+        }.get(phase, [])
 
 
 def resolve_value(value: Any) -> Any:
@@ -119,7 +147,58 @@ def _dedup_tasks(recipe: Recipe) -> dict[str, int]:
     return dedup_phase_tasks(_dedup_config(recipe))
 
 
+def _digest(*parts: Any) -> str:
+    payload = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+# What each phase's outputs depend on. Executor settings (kind, workers, Slurm/Ray options) are in
+# none of them; `tasks` is, because it decides how the signal store and the shards are split.
+HASH_GROUPS = ("signals", "dedup", "decisions", "output")
+PHASE_GROUPS = {
+    "signals": ("signals",),
+    "dedup_signatures": ("signals", "dedup"),
+    "dedup_buckets": ("signals", "dedup"),
+    "dedup_clusters": ("signals", "dedup"),
+    "plan": ("signals", "dedup", "decisions"),
+    "decide": ("signals", "dedup", "decisions", "output"),
+    "finalize": ("signals", "dedup", "decisions", "output"),
+}
+
+
+def group_hashes(recipe: Recipe) -> dict[str, str]:
+    """One hash per group of recipe settings (see `PHASE_GROUPS` for which phases read which)."""
+    data = recipe.to_dict()
+    dedup = dict(data["dedup"])
+    if dedup.get("keep") == "highest_priority" and dedup.get("priority_signal") == "quality__priority":
+        # the keep policy reads the ensemble bucket, computed from these decision settings
+        d = data["decisions"]
+        dedup["priority_from"] = {k: d[k] for k in ("ensemble", "ensemble_mode", "unscored_bucket")}
+    return {
+        "signals": _digest(
+            data["sources"], data["common_steps"], data["signal_store_rows"], data["retier_from"],
+            data["executor"]["tasks"],
+        ),
+        "dedup": _digest(dedup),
+        "decisions": _digest(data["decisions"]),
+        "output": _digest(data["output"]),
+    }
+
+
+def phase_hash(name: str, groups: dict[str, str]) -> str:
+    return _digest(name, [groups[g] for g in PHASE_GROUPS[name]])
+
+
 def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
+    phases = _build_phases(recipe, run_dir)
+    groups = group_hashes(recipe)
+    for ph in phases:
+        ph.digest = phase_hash(ph.name, groups)
+        ph.groups = PHASE_GROUPS[ph.name]
+    return phases
+
+
+def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
     layout = RunLayout(Path(run_dir))
     tasks = recipe.executor.tasks
     phases: list[Phase] = []
@@ -147,32 +226,41 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
         for spec in recipe.common_steps:
             steps.append(build_step(spec, resolve=resolve_value))
             desc.append(spec.kind)
-        if dedup_on:
-            from assay.stages.decisions.priority import DedupPriority
-            from assay.stages.dedup.minhash import MinhashSignatures
-
-            steps.append(DedupPriority(recipe.decisions.model_dump(mode="json")))
-            desc.append("dedup priority (ensemble bucket)")
-            steps.append(
-                MinhashSignatures(
-                    output_folder=str(layout.dedup / "signatures"),
-                    config=_dedup_config(recipe),
-                    priority_signal=recipe.dedup.priority_signal,
-                    date_signal=recipe.dedup.date_signal,
-                )
-            )
-            desc.append("minhash + exact-hash signatures")
+        from assay.stages.common.sizes import DocumentSize
         from assay.stages.common.store import SignalStoreWriter
 
+        steps.append(DocumentSize())
+        desc.append("document size (doc__bytes, doc__tokens) and store key")
         steps.append(SignalStoreWriter(str(layout.signals), rows_per_part=recipe.signal_store_rows))
         desc.append("signal store writer")
         phases.append(Phase("signals", steps, tasks, desc))
 
         if dedup_on:
-            from assay.stages.dedup.minhash import MinhashBuckets, MinhashClusters
+            from assay.stages.common.store import SignalStoreReader
+            from assay.stages.decisions.priority import DedupPriority
+            from assay.stages.dedup.minhash import MinhashBuckets, MinhashClusters, MinhashSignatures
 
-            ntasks = _dedup_tasks(recipe)
             cfg = _dedup_config(recipe)
+            phases.append(
+                Phase(
+                    "dedup_signatures",
+                    [
+                        # task r reads what signals task r stored, in order: the store position is the key
+                        SignalStoreReader(str(layout.signals), by_writer_rank=True),
+                        DedupPriority(recipe.decisions.model_dump(mode="json")),
+                        MinhashSignatures(
+                            output_folder=str(layout.dedup / "signatures"),
+                            config=cfg,
+                            priority_signal=recipe.dedup.priority_signal,
+                            date_signal=recipe.dedup.date_signal,
+                        ),
+                    ],
+                    tasks,
+                    ["signal store reader (per signals task)", "dedup priority (ensemble bucket)",
+                     "minhash + exact-hash signatures"],
+                )
+            )
+            ntasks = _dedup_tasks(recipe)
             phases.append(
                 Phase(
                     "dedup_buckets",
@@ -205,8 +293,21 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
             )
 
     from assay.stages.common.store import SignalStoreReader
-    from assay.stages.decisions.step import Decide
+    from assay.stages.decisions.plan_step import MixturePlan, PlannedDecide
     from assay.stages.output.shards import ExclusionWriter, ShardWriter
+
+    spec = recipe.decisions.model_dump(mode="json")
+    plan_file = None
+    if recipe.decisions.rebalance:
+        plan_file = str(layout.plan / "plan.json")
+        phases.append(
+            Phase(
+                "plan",
+                [MixturePlan(str(store), spec, plan_file, clusters_folder=str(clusters) if dedup_on else None)],
+                1,
+                ["mixture plan from stored sizes and signals (no text) -> plan/plan.json"],
+            )
+        )
 
     decide_steps: list[Any] = [SignalStoreReader(str(store))]
     desc = [f"signal store reader ({store})"]
@@ -217,16 +318,18 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
         desc.append("dedup annotate (cluster id/size, duplicate_of)")
     out = recipe.output
     decide_steps.append(
-        Decide(
-            recipe.decisions.model_dump(mode="json"),
+        PlannedDecide(
+            spec,
+            plan_file=plan_file,
             exclusion_writer=ExclusionWriter(
                 str(layout.excluded), include_text=out.exclusion_text, tokenizer_path=out.tokenizer_path
             ),
-            store_folder=str(store),
-            clusters_folder=str(clusters) if dedup_on else None,
         )
     )
-    desc.append(f"decide ({len(recipe.decisions.rules)} rules, {len(recipe.decisions.tiers)} tiers)")
+    desc.append(
+        f"decide ({len(recipe.decisions.rules)} rules, {len(recipe.decisions.tiers)} tiers"
+        + (", mixture from plan/plan.json)" if plan_file else ")")
+    )
     decide_steps.append(
         ShardWriter(
             str(layout.output),
@@ -236,6 +339,8 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
             partition_by=list(out.partition_by),
             seed=out.seed,
             tokenizer_path=out.tokenizer_path,
+            # outside output/: a rank cleaning its own shards never walks another rank's staging files
+            staging_dir=str(layout.staging / "decide"),
         )
     )
     desc.append("parquet shard writer")

@@ -139,6 +139,19 @@ def summary_lines(result) -> list[str]:
     return lines
 
 
+def _reuse_lines(plans: list[str]) -> list[str]:
+    """One line saying which phases of an existing run are reused, resumed or rerun, and why (nothing for a
+    fresh run: every phase just runs). `plans` holds the runner's lines, `phase: action (reason)`."""
+    groups: dict[str, list[str]] = {}
+    for p in plans:
+        phase, _, rest = p.partition(": ")
+        groups.setdefault(rest, []).append(phase)
+    if all(rest.startswith("run ") for rest in groups):
+        return []
+    return ["phases: " + "; ".join(f"{rest.split(' ', 1)[0]} {', '.join(ph)} {rest.partition(' ')[2]}".rstrip()
+                                   for rest, ph in groups.items())]
+
+
 def _shown(path: Path) -> str:
     """A path as the user would type it: relative to the working directory when inside it."""
     try:
@@ -214,6 +227,7 @@ def run(
 
     progress = PhaseProgress(console, live=console.is_terminal and not console.is_dumb_terminal, enabled=not quiet)
     where = {"run_dir": Path(output)}
+    plans: list[str] = []
 
     def on_phase(event, ph, i, n):
         if event == "run_dir":
@@ -221,6 +235,11 @@ def run(
         elif event == "superseded" and not quiet:
             console.print(f"recipe changed: the earlier run in this directory moved to {_shown(Path(ph.name))}; "
                           "starting a fresh run", highlight=False, markup=False)
+        elif event == "plan":  # the runner's reuse / resume / rerun decision for one phase
+            plans.append(ph.describe[0] if ph.describe else ph.name)
+            if i == n - 1 and not quiet:
+                for line in _reuse_lines(plans):
+                    console.print(line, highlight=False, markup=False)
         elif event == "start":
             progress.start(ph.name, where["run_dir"] / "logs" / ph.name, ph.tasks)
         elif event == "done":

@@ -36,7 +36,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from datatrove.executor.base import PipelineExecutor
 from datatrove.executor.local import LocalPipelineExecutor
@@ -57,6 +57,7 @@ __all__ = [
     "make_executor",
     "run_phases",
     "wait_for_slurm_jobs",
+    "active_jobs_in",
     "default_venv_activate",
     "AssaySlurmExecutor",
 ]
@@ -73,7 +74,7 @@ class PhaseFailedError(RuntimeError):
         self.incomplete = incomplete
         self.logging_dir = logging_dir
         shown = ", ".join(map(str, incomplete[:10])) + (" ..." if len(incomplete) > 10 else "")
-        msg = f"phase {phase!r}: {len(incomplete)} task(s) did not complete (ranks {shown}); logs in {logging_dir}/logs"
+        msg = f"phase {phase!r} failed: {len(incomplete)} task(s) did not complete (ranks {shown}); logs in {logging_dir}/logs"
         if detail:
             msg += f"; {detail}"
         super().__init__(msg)
@@ -428,7 +429,12 @@ def _chain(executors: Sequence[PipelineExecutor]) -> list[PipelineExecutor]:
     return executors
 
 
-def run_phases(executors: Sequence[PipelineExecutor], *, wait: bool | None = None) -> list:
+PhaseEvent = Callable[[str, int, PipelineExecutor], None]
+
+
+def run_phases(
+    executors: Sequence[PipelineExecutor], *, wait: bool | None = None, on_phase: PhaseEvent | None = None
+) -> list:
     """Run a chain of phases (all of the same kind) to completion; return per-phase stats.
 
     ``executors`` are in run order (or just the last one: its ``depends`` chain is followed).
@@ -436,6 +442,8 @@ def run_phases(executors: Sequence[PipelineExecutor], *, wait: bool | None = Non
     ``kill -9`` resumes the run. Raises ``PhaseFailedError`` when a phase has unfinished tasks.
     For Slurm, returns the submitted job ids per phase (``None`` for a phase with nothing left to
     do) and, unless ``wait`` is false (argument, else ``SlurmSettings.wait``), blocks until done.
+    ``on_phase(event, index, executor)`` is called with "start" and "done" around each phase of a
+    local or Ray chain (a Slurm chain is submitted at once: no per-phase events).
     """
     chain = _chain(executors)
     if not chain:
@@ -447,23 +455,30 @@ def run_phases(executors: Sequence[PipelineExecutor], *, wait: bool | None = Non
     if kind == "slurm":
         return _run_slurm(chain, wait=wait)
     if kind == "ray":
-        return _run_ray(chain)
-    return _run_sequential(chain)
+        return _run_ray(chain, on_phase)
+    return _run_sequential(chain, on_phase)
 
 
-def _run_sequential(chain: list[PipelineExecutor]) -> list:
+def _run_sequential(chain: list[PipelineExecutor], on_phase: PhaseEvent | None = None) -> list:
+    """The one local run loop: phases in order, each checked before the next, so a failed task stops
+    the run with its phase and logs named (datatrove's own ``depends`` loop would wait on it forever)."""
     results = []
     for i, ex in enumerate(chain):
+        ex.depends = None  # ordering is this loop's job
+        if on_phase:
+            on_phase("start", i, ex)
         try:
             results.append(ex.run())
         except Exception as e:  # a task raised: name the phase, its unfinished tasks and its logs
             incomplete = ex.get_incomplete_ranks(skip_completed=True)
             raise PhaseFailedError(_phase_name(ex, i), incomplete, ex.logging_dir.path, f"{type(e).__name__}: {e}") from e
         _check_phase(ex, i)
+        if on_phase:
+            on_phase("done", i, ex)
     return results
 
 
-def _run_ray(chain: list[PipelineExecutor]) -> list:
+def _run_ray(chain: list[PipelineExecutor], on_phase: PhaseEvent | None = None) -> list:
     try:
         import ray
     except ImportError as e:  # pragma: no cover - depends on the environment
@@ -482,7 +497,7 @@ def _run_ray(chain: list[PipelineExecutor]) -> list:
             ray.init(num_cpus=cfg.num_cpus, **kwargs)
         started = True
     try:
-        return _run_sequential(chain)
+        return _run_sequential(chain, on_phase)
     finally:
         if started and cfg.shutdown:
             ray.shutdown()
@@ -607,6 +622,20 @@ def _active_recorded_jobs(ex: PipelineExecutor) -> list[str]:
         elif not done:
             active.append(job)
     return active
+
+
+def active_jobs_in(logging_dir: str | Path) -> list[str]:
+    """Slurm jobs recorded in a phase's logging dir (``slurm_jobs.json``) that are still queued or
+    running; [] without a record or without ``squeue``. Whatever executor the next run uses, those
+    jobs may still be writing into the run folder."""
+    path = Path(logging_dir) / _JOBS_FILE
+    if not path.is_file() or shutil.which("squeue") is None:
+        return []
+    try:
+        jobs = [str(j["job_id"]) for j in json.loads(path.read_text())]
+    except (ValueError, KeyError, TypeError):
+        return []
+    return [j for j in jobs if not _job_finished(j)[0]]
 
 
 def _run_slurm(chain: list[PipelineExecutor], *, wait: bool | None) -> list:

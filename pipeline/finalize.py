@@ -43,26 +43,30 @@ def finalize_run(run_dir: str | Path) -> dict:
 
 
 def _add_mixture_report(run_dir: Path, recipe, manifest: dict) -> dict:
-    """The achieved language / file-type mixture against the rebalancing target, in the manifest."""
+    """The achieved language / file-type mixture against the plan of the `plan` phase, in the manifest.
+
+    Amounts come from the stored `doc__bytes` / `doc__tokens` signals of the written shards (their
+    `signals` column), never from their text."""
     import polars as pl
 
     from assay.pipeline.manifest import write_json_atomically
-    from assay.pipeline.signals import run_store_dirs
-    from assay.stages.decisions.rebalance import mixture_report
+    from assay.stages.decisions.plan_step import load_plan, mixture_report_from_plan
 
-    rb = recipe.decisions.rebalance
-    source = rb.get("source", "code")
-    shards = sorted((run_dir / "output").glob(f"source={source}/**/*.parquet"))
+    plan_file = run_dir / "plan" / "plan.json"
+    if not plan_file.exists():
+        return manifest
+    plan = load_plan(plan_file)
+    stored = "doc__bytes" if plan["unit"] == "bytes" else "doc__tokens"
+    fallback = "n_bytes" if plan["unit"] == "bytes" else "token_count"
+    shards = sorted((run_dir / "output").glob(f"source={plan['source']}/**/*.parquet"))
     written: dict[str, int] = {}
     if shards:
-        df = pl.concat([pl.read_parquet(p, columns=["language", "text"]) for p in shards])
-        amount = pl.col("text").str.len_bytes()
-        if rb.get("unit", "bytes") != "bytes":
-            amount = (amount / 3.5).round()
+        df = pl.concat([pl.read_parquet(p, columns=["language", "signals", fallback]) for p in shards])
+        amount = pl.col("signals").str.json_path_match(f"$.{stored}").cast(pl.Int64, strict=False)
+        amount = amount.fill_null(pl.col(fallback))
         for k, v in df.group_by(pl.col("language").fill_null("unknown")).agg(amount.sum()).iter_rows():
             written[str(k)] = int(v)
-    store, clusters = run_store_dirs(run_dir)
-    manifest["rebalance"] = mixture_report(store, clusters, recipe.decisions, written)
+    manifest["rebalance"] = mixture_report_from_plan(plan, written)
     write_json_atomically(manifest, run_dir / "manifest.json")
     return manifest
 

@@ -232,6 +232,67 @@ class Recipe(_Model):
 
 # ---------------------------------------------------------------- loading with line numbers
 
+MAX_YAML_NODES = 100_000  # a recipe has a few hundred; aliases may not expand it past this
+
+
+class _RecipeLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys and caps the size of the document once aliases are
+    expanded (a few hundred bytes of nested aliases can otherwise expand to gigabytes).
+
+    Sizes are counted while composing, bottom-up: each node's expanded size is one plus the sizes of
+    its children, and an aliased node is counted again wherever it is referenced, so the check costs
+    one pass over the text and fails as soon as the expansion crosses `MAX_YAML_NODES`."""
+
+    def compose_node(self, parent, index):  # type: ignore[override]
+        node = super().compose_node(parent, index)
+        if not hasattr(node, "_assay_size"):
+            if isinstance(node, yaml.MappingNode):
+                size = 1 + sum(getattr(k, "_assay_size", 1) + getattr(v, "_assay_size", 1) for k, v in node.value)
+                self._check_duplicates(node)
+            elif isinstance(node, yaml.SequenceNode):
+                size = 1 + sum(getattr(v, "_assay_size", 1) for v in node.value)
+            else:
+                size = 1
+            if size > MAX_YAML_NODES:
+                raise _YamlLimit(
+                    f"line {node.start_mark.line + 1}: aliases expand this document past {MAX_YAML_NODES} nodes "
+                    "(alias bomb?); write the values out instead"
+                )
+            node._assay_size = size
+        return node
+
+    @staticmethod
+    def _check_duplicates(node: yaml.MappingNode) -> None:
+        seen: dict[str, int] = {}
+        for k, _ in node.value:
+            if not isinstance(k, yaml.ScalarNode) or k.tag == "tag:yaml.org,2002:merge":
+                continue
+            line = k.start_mark.line + 1
+            if k.value in seen:
+                raise _YamlLimit(f"line {line}: duplicate key '{k.value}' (first at line {seen[k.value]})")
+            seen[k.value] = line
+
+
+class _YamlLimit(yaml.YAMLError):
+    """A recipe refused by `_RecipeLoader` (duplicate key, alias expansion over the cap)."""
+
+
+def load_yaml_document(text: str, where: str) -> tuple[Any, yaml.Node | None]:
+    """(data, composed node) of one YAML document, through `_RecipeLoader`; RecipeError (one line) on
+    invalid YAML, a duplicate key or an alias bomb."""
+    loader = _RecipeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except _YamlLimit as e:
+        raise RecipeError(f"{where}: {e}") from None
+    except yaml.YAMLError as e:
+        raise RecipeError(f"{where}: invalid YAML: {str(e).splitlines()[0]}") from None
+    finally:
+        loader.dispose()
+    return data, node
+
+
 
 def _line_index(node: yaml.Node, path: tuple = (), out: dict | None = None) -> dict[tuple, int]:
     """Map every key path in a YAML document to its 1-based line."""
@@ -390,11 +451,7 @@ def resolve_recipe_path(recipe: str | Path | None) -> Path:
 def load_recipe(recipe: str | Path | None = None, overrides: list[str] | None = None) -> Recipe:
     path = resolve_recipe_path(recipe)
     text = path.read_text(encoding="utf-8")
-    try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise RecipeError(f"{path}: invalid YAML: {str(e).splitlines()[0]}") from None
+    data, node = load_yaml_document(text, str(path))
     if not isinstance(data, dict):
         raise RecipeError(f"{path}: a recipe is a YAML mapping")
     lines = _line_index(node) if node is not None else {}

@@ -28,9 +28,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from assay.pipeline.build import PHASE_GROUPS
 from assay.pipeline.manifest import STAGE_ORDER, load_manifest, summarize_outputs
 
-PHASE_ORDER = ("signals", "dedup_buckets", "dedup_clusters", "decide", "finalize")
+PHASE_ORDER = tuple(PHASE_GROUPS)  # run order of every phase kind
 REASON_PREFIXES = ("dropped_", "reject/", "excluded/")
 STAGE_LABELS = {
     "reject": "unreadable / rejected by a step",

@@ -1,22 +1,61 @@
-"""Run a recipe: checks before any work, phases on a datatrove executor, a summary at the end."""
+"""Run a recipe: checks before any work, phases on a datatrove executor, a summary at the end.
+
+Phase-level reruns: `<run>/phases.json` records, per phase, a hash of the recipe settings its outputs
+depend on (`assay.pipeline.build.PHASE_GROUPS`). On a rerun of the same output directory:
+  * unchanged phase, all tasks done -> reused; some tasks missing -> resumed (finished tasks skipped);
+  * changed phase (decisions, dedup or output settings) -> its logs and outputs are removed and it
+    reruns in place on the stored signals, and so does every later phase;
+  * changed signals (sources, steps, tasks) -> the earlier run moves to `superseded/<hash-12>/`.
+Executor settings (`kind`, `workers`, Slurm/Ray options) are in no hash. `RunResult.reuse` says, per
+phase, what was done and why; the runner never prints (callers get `on_phase` events).
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import yaml
 
-from assay.pipeline.build import Phase, build_phases, check_inputs, check_kinds
+from assay.pipeline.build import (
+    HASH_GROUPS,
+    Phase,
+    RunLayout,
+    build_phases,
+    check_inputs,
+    check_kinds,
+    group_hashes,
+    input_paths,
+)
+from assay.pipeline.executors import PhaseFailedError
 from assay.pipeline.recipe import Recipe, RecipeError
 
+RunFailed = PhaseFailedError  # a phase left tasks unfinished; the message names the phase and its logs
 
-class RunFailed(RuntimeError):
-    """A phase left tasks unfinished; the message names the phase and where its logs are."""
+STATE_FILE = "phases.json"
+STATE_VERSION = 1
+GROUP_LABELS = {
+    "signals": "sources, steps or tasks",
+    "dedup": "dedup settings",
+    "decisions": "decisions",
+    "output": "output settings",
+}
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """SIGTERM / SIGHUP reached the run: workers were stopped, then the lock was released."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
 
 
 @dataclass
@@ -29,11 +68,25 @@ class PhaseResult:
 
 
 @dataclass
+class PhaseDecision:
+    """What the runner does with one phase of a run directory, and why."""
+
+    phase: str
+    action: str  # "run" (new) | "reuse" (done, unchanged) | "resume" (unchanged, tasks missing) | "rerun" (changed)
+    reason: str
+
+    def line(self) -> str:
+        return f"{self.phase}: {self.action} ({self.reason})"
+
+
+@dataclass
 class RunResult:
     run_dir: Path
     recipe_hash: str
     phases: list[PhaseResult]
     manifest: dict | None
+    reuse: list[PhaseDecision] = field(default_factory=list)
+    superseded: Path | None = None
 
 
 def check_output_dir(out: Path) -> None:
@@ -57,11 +110,34 @@ def apply_cli_overrides(recipe: Recipe, *, executor: str | None, workers: int | 
     return Recipe.model_validate(data)
 
 
+RUN_MARKERS = ("recipe.sha256", STATE_FILE, ".assay.lock")  # a finished run, or one still starting
+
+
+def _inside(child: Path, parent: Path) -> bool:
+    return child == parent or parent in child.parents
+
+
+def check_output_placement(recipe: Recipe, out: Path) -> None:
+    """Refuse an output folder inside an input folder (the run's own files would be read back as
+    data), an input inside the output folder, and an output inside another run's folder."""
+    out = out.resolve()
+    for inp in input_paths(recipe):
+        inp = inp.resolve()
+        if _inside(out, inp):
+            raise RecipeError(f"output folder {out} is inside input folder {inp}; choose an output outside every input")
+        if _inside(inp, out):
+            raise RecipeError(f"input {inp} is inside output folder {out}; choose an output outside every input")
+    for parent in out.parents:
+        if any((parent / m).is_file() for m in RUN_MARKERS):
+            raise RecipeError(f"output folder {out} is inside the run folder {parent}; choose an output outside it")
+
+
 def prepare(recipe: Recipe, output: Path) -> tuple[Path, list[Phase]]:
     """Every check that can fail before work starts: kinds, parameters, inputs, output, recipe hash."""
     check_kinds(recipe)
     check_inputs(recipe)
     run_dir = Path(output).resolve()
+    check_output_placement(recipe, run_dir)
     check_output_dir(run_dir)
     phases = build_phases(recipe, run_dir)
     return run_dir, phases
@@ -90,6 +166,7 @@ def _make_executors(recipe: Recipe, phases: list[Phase], run_dir: Path) -> list[
             name=f"assay-{recipe.name}-{ph.name}",
             settings=recipe.executor.settings,
         )
+        ex.assay_phase = ph.name  # errors name the phase as the run layout does (the job name keeps the prefix)
         executors.append(ex)
         prev = ex
     return executors
@@ -105,16 +182,13 @@ def read_phase_stats(run_dir: Path, phase: str) -> list[dict]:
 SUPERSEDED = "superseded"
 
 
-def supersede_changed_run(recipe: Recipe, run_dir: Path) -> Path | None:
-    """A run directory that holds a run of another recipe: move that run to
-    `<run_dir>/superseded/<old-hash-12>/` so the new recipe starts fresh and outputs never mix.
-    Returns where the old run went, or None when there was nothing to move."""
+def supersede_run(run_dir: Path) -> Path | None:
+    """Move the run in `run_dir` to `<run_dir>/superseded/<old-hash-12>/` so a recipe with other
+    signals starts fresh and outputs never mix. Returns where it went (None: nothing to move)."""
     hash_file = run_dir / "recipe.sha256"
     if not hash_file.exists():
         return None
     old = hash_file.read_text().strip()
-    if old == recipe.digest():
-        return None
     dest = run_dir / SUPERSEDED / old[:12]
     n = 1
     while dest.exists():
@@ -126,6 +200,127 @@ def supersede_changed_run(recipe: Recipe, run_dir: Path) -> Path | None:
             continue
         os.replace(entry, dest / entry.name)
     return dest
+
+
+def read_state(run_dir: Path) -> dict | None:
+    try:
+        state = json.loads((run_dir / STATE_FILE).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return state if isinstance(state, dict) and state.get("version") == STATE_VERSION else None
+
+
+def _write_state(run_dir: Path, recipe: Recipe, phases: list[Phase]) -> None:
+    from assay.pipeline.manifest import write_json_atomically
+
+    write_json_atomically(
+        {"version": STATE_VERSION, "groups": group_hashes(recipe), "phases": {p.name: p.digest for p in phases}},
+        run_dir / STATE_FILE,
+    )
+
+
+def supersede_changed_run(recipe: Recipe, run_dir: Path) -> Path | None:
+    """Move the earlier run aside when its signals cannot be reused (sources, steps, tasks changed),
+    when it predates phase hashes and its recipe differs, or when it has increments and anything
+    changed (increments are built on the base run as it was). Returns where it went, or None."""
+    hash_file = run_dir / "recipe.sha256"
+    if not hash_file.exists():
+        return None
+    state = read_state(run_dir)
+    if state is None:
+        changed = hash_file.read_text().strip() != recipe.digest()
+    else:
+        groups = group_hashes(recipe)
+        old = state.get("groups", {})
+        changed = old.get("signals") != groups["signals"] or (
+            (run_dir / "increments").exists() and any(old.get(g) != groups[g] for g in HASH_GROUPS)
+        )
+    if not changed:
+        return None
+    refuse_if_jobs_active(run_dir, what="start a run with other signals here")
+    return supersede_run(run_dir)
+
+
+def _changed_groups(old: dict, new: dict, groups: tuple[str, ...]) -> list[str]:
+    return [GROUP_LABELS[g] for g in groups if old.get(g) != new.get(g)]
+
+
+def reconcile_phases(recipe: Recipe, run_dir: Path, phases: list[Phase], executors: list[Any]) -> list[PhaseDecision]:
+    """Decide, per phase, reuse / resume / rerun from the recorded hashes; remove the logs and outputs
+    of every phase that reruns (so no stale shard or completion marker survives), then record the
+    new hashes."""
+    state = read_state(run_dir) or {}
+    old_phases, old_groups = state.get("phases", {}), state.get("groups", {})
+    new_groups = group_hashes(recipe)
+    layout = RunLayout(run_dir)
+    decisions: list[PhaseDecision] = []
+    for ph, ex in zip(phases, executors):
+        old = old_phases.get(ph.name)
+        if old == ph.digest:
+            todo = ex.get_incomplete_ranks()
+            if todo:
+                decisions.append(PhaseDecision(ph.name, "resume", f"unchanged; {len(todo)} of {ph.tasks} task(s) left"))
+            else:
+                decisions.append(PhaseDecision(ph.name, "reuse", "unchanged, all tasks done"))
+        elif old is None:
+            decisions.append(PhaseDecision(ph.name, "run", "new run" if not state else "phase not in the earlier run"))
+        else:
+            changed = _changed_groups(old_groups, new_groups, ph.groups) or ["inputs"]
+            decisions.append(PhaseDecision(ph.name, "rerun", " and ".join(changed) + " changed"))
+    if state:  # only a folder known to hold this kind of run has its phase outputs removed
+        stale = [d.phase for d in decisions if d.action in ("run", "rerun")]
+        refuse_if_jobs_active(run_dir, stale, "rerun these phases with other settings")
+        for name in stale:
+            for path in [layout.logs / name, *layout.phase_outputs(name)]:
+                if path.is_dir():
+                    shutil.rmtree(path)
+                elif path.exists():
+                    path.unlink()
+    _write_state(run_dir, recipe, phases)
+    return decisions
+
+
+def refuse_if_jobs_active(run_dir: Path, phases: list[str] | None = None, what: str = "change this run") -> None:
+    """Slurm jobs outlive the command that submitted them: never remove or move files they still write."""
+    from assay.pipeline.executors import active_jobs_in
+
+    logs = run_dir / "logs"
+    names = phases if phases is not None else sorted(p.name for p in logs.iterdir()) if logs.is_dir() else []
+    busy = {name: jobs for name in names if (jobs := active_jobs_in(logs / name))}
+    if busy:
+        listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in busy.items())
+        raise RecipeError(f"slurm jobs of the earlier run are still queued/running ({listed}); "
+                          f"wait for them or scancel them before you {what}")
+
+
+@contextmanager
+def stop_on_signals(signums: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
+    """Turn SIGTERM / SIGHUP into `RunInterrupted` in the main thread, so the executor's `with Pool`
+    and `finally` blocks stop the workers and the multiprocessing manager, and the lock (held by an
+    outer `with`) is released only after that. A forked worker that inherited the handler dies at once.
+    Further signals while stopping are ignored. Outside the main thread this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+    stopping = []
+
+    def handler(signum, frame):
+        if os.getpid() != owner:  # a forked child: behave as if no handler were installed
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        if stopping:
+            return
+        stopping.append(signum)
+        raise RunInterrupted(signum)
+
+    previous = {s: signal.signal(s, handler) for s in signums}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 def _known_inputs(run_dir: Path) -> set[tuple[str, str]]:
@@ -197,24 +392,32 @@ def _merge_increment_manifest(run_dir: Path, inc_dir: Path) -> None:
     write_json_atomically(top, run_dir / "manifest.json")
 
 
+PhaseCallback = Callable[[str, Phase, int, int], None]
+
+
 def run_recipe(
     recipe: Recipe,
     output: Path,
     *,
-    on_phase: Callable[[str, Phase, int, int], None] | None = None,
+    on_phase: PhaseCallback | None = None,
     incremental: bool = True,
 ) -> RunResult:
-    """Run (or resume, or extend) a recipe in `output`.
+    """Run (or resume, or extend, or partly rerun) a recipe in `output`.
 
     Same recipe, same inputs: completed tasks are skipped. Same recipe, more input files: only the
     new files are processed, in `output/increments/NNNN/`, deduplicated against the earlier indexes,
-    and the manifest lists the new shards beside the old ones. Another recipe: the earlier run is
-    moved to `output/superseded/<old-hash-12>/` and the new recipe starts a fresh run (no mixing).
+    and the manifest lists the new shards beside the old ones. Changed decisions / dedup / output
+    settings: the phases that depend on them rerun in place (see the module docstring). Changed
+    signals: the earlier run is moved to `output/superseded/<old-hash-12>/` and the new recipe starts
+    a fresh run (no mixing).
+
+    `on_phase(event, phase, i, n)` events: "superseded" (phase.name = where the old run went),
+    "plan" (once per phase before any work: phase.describe[-1] is the decision line), "start", "done".
     """
     run_dir, phases = prepare(recipe, output)
     from assay.pipeline.lock import run_lock
 
-    with run_lock(run_dir):
+    with run_lock(run_dir), stop_on_signals():
         moved = supersede_changed_run(recipe, run_dir)
         if moved is not None and on_phase:
             on_phase("superseded", Phase(str(moved), [], 0), 0, 0)
@@ -226,52 +429,54 @@ def run_recipe(
             result = _run_phases(increment, inc_dir, build_phases(increment, inc_dir), on_phase)
             _merge_increment_manifest(run_dir, inc_dir)
             result.manifest = json.loads((run_dir / "manifest.json").read_text())
+            result.superseded = moved
             return result
-        return _run_phases(recipe, run_dir, phases, on_phase)
+        result = _run_phases(recipe, run_dir, phases, on_phase)
+        result.superseded = moved
+        return result
 
 
-def _run_phases(recipe: Recipe, run_dir: Path, phases: list[Phase], on_phase) -> RunResult:
-    digest = _write_recipe(recipe, run_dir)
+def _run_phases(recipe: Recipe, run_dir: Path, phases: list[Phase], on_phase: PhaseCallback | None) -> RunResult:
+    from assay.pipeline.executors import run_phases
+
     executors = _make_executors(recipe, phases, run_dir)
     if on_phase:  # where this run's phases log (an increment runs in increments/NNNN/)
         on_phase("run_dir", Phase(str(run_dir), [], 0), 0, len(phases))
-    results: list[PhaseResult] = []
-    if recipe.executor.kind == "local":
-        # Phases run in order here, each checked before the next, so a failed task stops the run
-        # with its logs named instead of a dependent phase waiting on it.
-        for i, (ph, ex) in enumerate(zip(phases, executors)):
-            ex.depends = None
-            todo = ex.get_incomplete_ranks()
-            if on_phase:
-                on_phase("start", ph, i, len(phases))
-            t0 = time.perf_counter()
-            try:
-                ex.run()
-            except Exception as e:  # a task raised: say which phase and where its logs are
-                raise RunFailed(
-                    f"phase '{ph.name}' failed: {e.__class__.__name__}: {e} (logs: {run_dir / 'logs' / ph.name})"
-                ) from e
-            left = ex.get_incomplete_ranks(skip_completed=True)
-            if left:
-                raise RunFailed(
-                    f"phase '{ph.name}' left tasks {left} unfinished (logs: {run_dir / 'logs' / ph.name})"
-                )
-            results.append(
-                PhaseResult(ph.name, ph.tasks, time.perf_counter() - t0, not todo, read_phase_stats(run_dir, ph.name))
-            )
-            if on_phase:
-                on_phase("done", ph, i, len(phases))
-    else:
-        from assay.pipeline.executors import run_phases
+    decisions = reconcile_phases(recipe, run_dir, phases, executors)
+    digest = _write_recipe(recipe, run_dir)
+    if on_phase:
+        for i, (ph, d) in enumerate(zip(phases, decisions)):
+            on_phase("plan", Phase(ph.name, [], ph.tasks, [d.line()]), i, len(phases))
+    by_name = {ph.name: ph for ph in phases}
+    times: dict[str, float] = {}
+    todo = {ph.name: bool(ex.get_incomplete_ranks()) for ph, ex in zip(phases, executors)}
 
-        t0 = time.perf_counter()
-        run_phases(executors)
-        dt = time.perf_counter() - t0
-        for ph in phases:
-            results.append(PhaseResult(ph.name, ph.tasks, dt, False, read_phase_stats(run_dir, ph.name)))
+    def event(kind: str, i: int, ex: Any) -> None:
+        name = phases[i].name
+        if kind == "start":
+            times[name] = time.perf_counter()
+        else:
+            times[name] = time.perf_counter() - times[name]
+        if kind == "done" and name == "signals":  # ids are unique by construction; this is the loud backstop
+            from assay.stages.common.ids import DuplicateIdError, check_unique_ids
+
+            try:
+                check_unique_ids(run_dir / "signals")
+            except DuplicateIdError as e:
+                raise RunFailed(f"phase 'signals' wrote duplicate document ids: {e}") from e
+        if on_phase:
+            on_phase(kind, by_name[name], i, len(phases))
+
+    t0 = time.perf_counter()
+    run_phases(executors, on_phase=event)
+    total = time.perf_counter() - t0
+    results = [
+        PhaseResult(ph.name, ph.tasks, times.get(ph.name, total), not todo[ph.name], read_phase_stats(run_dir, ph.name))
+        for ph in phases
+    ]
     manifest_path = run_dir / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else None
-    return RunResult(run_dir, digest, results, manifest)
+    return RunResult(run_dir, digest, results, manifest, decisions)
 
 
 def describe(recipe: Recipe, output: Path) -> dict[str, Any]:
@@ -281,5 +486,5 @@ def describe(recipe: Recipe, output: Path) -> dict[str, Any]:
     return {
         "recipe": recipe.to_dict(),
         "hash": recipe.digest(),
-        "phases": [{"name": p.name, "tasks": p.tasks, "steps": p.describe} for p in phases],
+        "phases": [{"name": p.name, "tasks": p.tasks, "steps": p.describe, "hash": p.digest} for p in phases],
     }

@@ -1,7 +1,8 @@
 """Deterministic rebalancing of code by language / file type.
 
 ``plan_rebalance`` turns per-key totals (bytes or estimated tokens), caps and sampling weights
-into keep probabilities; ``rebalance_keep`` applies one deterministically from a hash of the file
+into keep probabilities (token amounts: `assay.stages.output.tokens.estimate_tokens`, stored per
+document as `doc__tokens`); ``rebalance_keep`` applies one deterministically from a hash of the file
 id and a seed; ``mixture_report`` compares the achieved mixture with the target.
 """
 
@@ -9,12 +10,7 @@ from __future__ import annotations
 
 import xxhash
 
-__all__ = ["estimate_tokens", "plan_rebalance", "rebalance_keep", "target_mixture", "mixture_report"]
-
-
-def estimate_tokens(n_bytes: int, *, bytes_per_token: float = 3.5) -> int:
-    """Rough token estimate for code (StarCoder-style tokenizers average ~3-4 bytes/token)."""
-    return int(round(n_bytes / bytes_per_token))
+__all__ = ["plan_rebalance", "rebalance_keep", "target_mixture", "mixture_report"]
 
 
 def plan_rebalance(totals: dict[str, int], caps: dict[str, int] | None = None,

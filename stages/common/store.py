@@ -142,20 +142,30 @@ class SignalStoreReader(PipelineStep):
     name = "signal store reader"
     type = "📖 - READER"
 
-    def __init__(self, folder: str, *, batch_rows: int = 1024):
+    def __init__(self, folder: str, *, batch_rows: int = 1024, by_writer_rank: bool = False,
+                 columns: list[str] | None = None):
+        """`by_writer_rank`: task r reads exactly the parts that rank r of the signals phase wrote, in
+        order (the dedup phase runs with the signals phase's task count, so positions stay keys).
+        `columns`: read only these (None: all)."""
         super().__init__()
         self.folder = str(folder)
         self.batch_rows = batch_rows
+        self.by_writer_rank = by_writer_rank
+        self.columns = None if columns is None else list(columns)
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         import pyarrow.parquet as pq
 
         if data:
             yield from data
-        parts = list_parts(self.folder)[rank::world_size]
+        if self.by_writer_rank:
+            parts = sorted(Path(self.folder).glob(f"part-{rank:05d}-*.parquet"))
+        else:
+            parts = list_parts(self.folder)[rank::world_size]
         for path in parts:
             pf = pq.ParquetFile(path)
-            for batch in pf.iter_batches(batch_size=self.batch_rows):
+            cols = None if self.columns is None else [c for c in self.columns if c in pf.schema_arrow.names]
+            for batch in pf.iter_batches(batch_size=self.batch_rows, columns=cols):
                 for row in batch.to_pylist():
                     self.stat_update("documents")
                     yield row_to_document(row)

@@ -14,11 +14,19 @@ from pathlib import Path
 from typing import Any
 
 
-def _amount_expr(unit: str):
+def _amount_expr(unit: str, columns=()):
+    """Amount of a document: the stored `doc__bytes` / `doc__tokens` signals (so planning never needs
+    text), else computed from `text` with the same functions (a notebook frame of other stores)."""
     import polars as pl
 
-    chars = pl.col("text").str.len_bytes() if unit == "bytes" else (pl.col("text").str.len_bytes() / 3.5).round()
-    return chars.fill_null(0).cast(pl.Int64)
+    stored = "doc__bytes" if unit == "bytes" else "doc__tokens"
+    if stored in columns:
+        return pl.col(stored).fill_null(0).cast(pl.Int64)
+    if unit == "bytes":
+        return pl.col("text").str.len_bytes().fill_null(0).cast(pl.Int64)
+    from assay.stages.output.tokens import estimate_tokens
+
+    return pl.col("text").map_elements(estimate_tokens, return_dtype=pl.Int64).fill_null(0)
 
 
 def plan_probabilities(df, spec) -> dict[str, float]:
@@ -40,7 +48,7 @@ def plan(df, spec) -> tuple[dict[str, int], dict[str, float]]:
     decided = decide_frame(df, spec, _plan=False)  # everything but rebalancing
     kept = decided.filter(pl.col("keep") & (pl.col("source") == source))
     totals = (
-        kept.with_columns(_amount_expr(rb.get("unit", "bytes")).alias("__amount"))
+        kept.with_columns(_amount_expr(rb.get("unit", "bytes"), kept.columns).alias("__amount"))
         .group_by(pl.col(key).cast(pl.String).fill_null("unknown"))
         .agg(pl.col("__amount").sum())
     )
@@ -60,28 +68,6 @@ def _store_frame(store_folder, clusters_folder):
     if clusters_folder is not None:
         df = join_dedup_lookup(df, Path(clusters_folder) / "lookup.parquet")
     return df
-
-
-def mixture_report(store_folder, clusters_folder, spec, written: dict[str, int]) -> dict[str, Any]:
-    """Target vs achieved mixture per key: `written` is the amount per key in the output shards."""
-    available, probs = plan(_store_frame(store_folder, clusters_folder), spec)
-    target_amount = {k: available[k] * probs.get(k, 1.0) for k in available}
-    t_total = sum(target_amount.values()) or 1.0
-    w_total = sum(written.values()) or 1
-    rows = [
-        {
-            "key": k,
-            "available": available[k],
-            "keep_probability": round(probs.get(k, 1.0), 6),
-            "target_share": round(target_amount[k] / t_total, 6),
-            "written": int(written.get(k, 0)),
-            "achieved_share": round(written.get(k, 0) / w_total, 6),
-        }
-        for k in sorted(available)
-    ]
-    rb = spec.rebalance
-    return {"source": rb.get("source", "code"), "key": rb.get("key", "code__language"),
-            "unit": rb.get("unit", "bytes"), "rows": rows}
 
 
 def join_dedup_lookup(df, lookup: Path):

@@ -87,7 +87,7 @@ def _non_ascii_map(remove_punctuation: bool, normalize_numbers: bool, strip_acce
     return _NonAsciiMap(remove_punctuation, normalize_numbers, strip_accents)
 
 
-def normalize_text(text: str, config: DedupConfig | None = None) -> bytes:
+def normalize_for_dedup(text: str, config: DedupConfig | None = None) -> bytes:
     """Normalised UTF-8 bytes of ``text`` (tokens separated by ASCII spaces/whitespace)."""
     cfg = config or DedupConfig()
     lower = cfg.lowercase
@@ -265,7 +265,7 @@ def _shingle_segment(norms: list[bytes], cfg: DedupConfig) -> list[DocShingles]:
 def shingle_documents(texts: Sequence[str], config: DedupConfig | None = None) -> list[DocShingles]:
     """Normalise and shingle a batch of texts (word tokens are hashed for the whole batch at once)."""
     cfg = config or DedupConfig()
-    norms = [normalize_text(t if isinstance(t, str) else "", cfg) for t in texts]
+    norms = [normalize_for_dedup(t if isinstance(t, str) else "", cfg) for t in texts]
     out: list[DocShingles] = []
     i = 0
     while i < len(norms):
@@ -282,7 +282,7 @@ def exact_hash(text: str, config: DedupConfig | None = None) -> bytes | None:
     """xxh3-128 digest of the normalised token sequence (same value as `DocShingles.exact`)."""
     import xxhash
 
-    tok = _token_hashes(normalize_text(text if isinstance(text, str) else "", config or DedupConfig()))[0]
+    tok = _token_hashes(normalize_for_dedup(text if isinstance(text, str) else "", config or DedupConfig()))[0]
     return xxhash.xxh3_128_digest(tok.tobytes()) if tok.size else None
 
 

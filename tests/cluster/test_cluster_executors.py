@@ -222,7 +222,7 @@ def test_local_failed_task_stops_the_chain(tmp_path: Path):
 def test_phase_failed_error_message():
     err = PhaseFailedError("dedup", list(range(12)), "/runs/x/logs/dedup", "slurm job 7 FAILED")
     msg = str(err)
-    assert msg.startswith("phase 'dedup': 12 task(s) did not complete (ranks 0, 1, 2")
+    assert msg.startswith("phase 'dedup' failed: 12 task(s) did not complete (ranks 0, 1, 2")
     assert "..." in msg and "/runs/x/logs/dedup/logs" in msg and msg.endswith("slurm job 7 FAILED")
 
 
