@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.pipeline.recipe import Recipe, RecipeError, StepSpec
-from assay.pipeline.registry import build_step, get_kind
+from assay.pipeline.registry import build_step, get_kind, output_signal_schema, store_schema
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 
@@ -164,7 +164,8 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
             desc.append("minhash + exact-hash signatures")
         from assay.stages.common.store import SignalStoreWriter
 
-        steps.append(SignalStoreWriter(str(layout.signals), rows_per_part=recipe.signal_store_rows))
+        steps.append(SignalStoreWriter(str(layout.signals), rows_per_part=recipe.signal_store_rows,
+                                       schema=store_schema(recipe)))
         desc.append("signal store writer")
         phases.append(Phase("signals", steps, tasks, desc))
 
@@ -220,7 +221,8 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
         Decide(
             recipe.decisions.model_dump(mode="json"),
             exclusion_writer=ExclusionWriter(
-                str(layout.excluded), include_text=out.exclusion_text, tokenizer_path=out.tokenizer_path
+                str(layout.excluded), include_text=out.exclusion_text, tokenizer_path=out.tokenizer_path,
+                signal_schema=output_signal_schema(recipe),
             ),
             store_folder=str(store),
             clusters_folder=str(clusters) if dedup_on else None,
@@ -236,6 +238,7 @@ def build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
             partition_by=list(out.partition_by),
             seed=out.seed,
             tokenizer_path=out.tokenizer_path,
+            signal_schema=output_signal_schema(recipe),
         )
     )
     desc.append("parquet shard writer")

@@ -104,7 +104,7 @@ RUN_SIGNALS = {"dedup__doc_key": "int", "dedup__exact_hash": "str", "quality__pr
 # set in the decide phase (not stored): rules may not name them, but the output carries them
 DECIDE_SIGNALS = {"dedup__cluster_id": "int", "dedup__cluster_size": "int", "dedup__duplicate_of": "str",
                   "dedup__exact_duplicate": "bool", "dedup__is_duplicate": "bool", "quality__bucket": "int",
-                  "tier": "str", "decision__reason": "str", "decision__stage": "str"}
+                  "store__issues": "str"}
 
 
 def _quality_names(params: Mapping[str, Any]) -> list[str]:
@@ -239,7 +239,8 @@ def store_schema(recipe) -> dict[str, str]:
 
 def output_signal_schema(recipe) -> dict[str, str]:
     """The typed signals of the output shards and exclusions: the store's namespaced signals and the decide phase's."""
-    sch = {**store_schema(recipe), **DECIDE_SIGNALS}
+    stored = _stored_schema(recipe.retier_from) if recipe.retier_from and not recipe.sources else None
+    sch = {**(stored if stored is not None else store_schema(recipe)), **DECIDE_SIGNALS}
     return {k: v for k, v in sch.items() if "__" in k}
 
 

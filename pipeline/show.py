@@ -85,7 +85,9 @@ def show(
         t = pq.read_table(f)
         t = t.filter(pc.is_in(t.column("id"), value_set=pa.array(sorted(ids))))
         for r in t.to_pylist():
-            r["signals"] = json.loads(r.get("signals") or "{}")
+            sig = r.get("signals")
+            r["signals"] = ({k: v for k, v in sig.items() if v is not None} if isinstance(sig, dict)
+                            else json.loads(sig or "{}"))
             if "provenance" in r:
                 r["provenance"] = json.loads(r.get("provenance") or "{}")
             r["file"] = str(f.relative_to(run_dir))
