@@ -51,11 +51,12 @@ def bucket_expr(frame_or_columns: Any, spec):
         present = [(sig, float(w)) for sig, w in weights.items() if sig in cols and w > 0]
         if not present:
             continue
-        parts = [pl.col(sig).cast(pl.Float64, strict=False) * w for sig, w in present]
+        pcts = {sig: pl.col(sig).cast(pl.Float64, strict=False).fill_nan(None) for sig, _ in present}  # NaN: no score
+        parts = [pcts[sig] * w for sig, w in present]
         if spec.ensemble_mode == "max":
             combined = pl.max_horizontal(parts)
         else:
-            weight_present = [pl.when(pl.col(sig).is_null()).then(0.0).otherwise(w) for sig, w in present]
+            weight_present = [pl.when(pcts[sig].is_null()).then(0.0).otherwise(w) for sig, w in present]
             combined = pl.sum_horizontal(parts) / pl.sum_horizontal(weight_present)
         expr = pl.when(source == src).then(combined).otherwise(expr)
     return bucket_of_percentile(expr).fill_null(spec.unscored_bucket)
