@@ -242,7 +242,7 @@ class SignalStoreWriter(PipelineStep):
             return
         path = Path(self.output_folder) / SCHEMA_FILE
         payload = json.dumps({"version": 1, "signals": self.schema, "extra": EXTRA_COLUMN, "issues": ISSUES_COLUMN},
-                             sort_keys=True, indent=1)
+                             indent=1)  # in column order
         if path.is_file() and path.read_text() == payload:
             return
         tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
