@@ -129,8 +129,22 @@ def rule_failure_exprs(df, spec) -> list[tuple[Any, Any]]:
     return out
 
 
-def code_rule_exprs(columns, code_rules: str | None) -> list[tuple[Any, str]]:
-    """(fails, reason) of every per-language code rule, in rule order, each limited to its family's languages."""
+def family_expr(columns, code_rules: str | None):
+    """The code rule family of each document (from `code__language`; `default` when unknown)."""
+    import polars as pl
+
+    folder = rules_dir_of(code_rules)
+    if folder is None or "code__language" not in set(columns):
+        return pl.lit("default")
+    return pl.col("code__language").cast(pl.String).replace_strict(
+        load_code_rules(folder).lang_map, default="default", return_dtype=pl.String
+    )
+
+
+def code_rule_exprs(columns, code_rules: str | None, family=None) -> list[tuple[Any, str]]:
+    """(fails, reason) of every per-language code rule, in rule order, each limited to its family's languages.
+
+    `family`: an expression (e.g. a column already computed with `family_expr`) instead of recomputing it."""
     import polars as pl
 
     folder = rules_dir_of(code_rules)
@@ -139,12 +153,7 @@ def code_rule_exprs(columns, code_rules: str | None) -> list[tuple[Any, str]]:
         return []
     rules = load_code_rules(folder)
     is_code = _source(columns) == "code" if "source" in columns else pl.lit(True)
-    if "code__language" in columns:
-        family = pl.col("code__language").cast(pl.String).replace_strict(
-            rules.lang_map, default="default", return_dtype=pl.String
-        )
-    else:
-        family = pl.lit("default")
+    family = family_expr(columns, code_rules) if family is None else family
     out = []
     for fam, fam_rules in rules.families.items():
         in_family = is_code & (family == fam)
@@ -177,13 +186,13 @@ def code_rule_reasons(signals: Mapping[str, Any], language: str | None, *, rules
 # ------------------------------------------------------------------------------------- the frame
 
 
-def _first(chain: list[tuple[Any, Any]], dtype):
+def _first(conds: list[str], values: list[Any], dtype):
+    """The value of the first true boolean column (a flat coalesce, not a nested when/then chain)."""
     import polars as pl
 
-    out = pl.lit(None, dtype=dtype)
-    for cond, val in reversed(chain):
-        out = pl.when(cond).then(val).otherwise(out)
-    return out
+    if not conds:
+        return pl.lit(None, dtype=dtype)
+    return pl.coalesce([pl.when(pl.col(c)).then(v) for c, v in zip(conds, values)]).cast(dtype)
 
 
 def _lit(v):
@@ -212,6 +221,8 @@ def decide_frame(df, spec, *, rebalance_probs: Mapping[str, float] | None = None
             pl.lit(None, dtype=pl.String).alias("reason"), pl.lit(None, dtype=pl.String).alias("stage"),
             pl.lit(None, dtype=pl.Boolean).alias("keep"), pl.lit(None, dtype=pl.String).alias("duplicate_of"),
         )
+    if df.n_chunks() > 16:  # a frame concatenated from many parts: every expression would walk each chunk
+        df = df.rechunk()
     columns = set(df.columns)
     df = df.with_columns(bucket_expr(columns, spec).alias("bucket"))
     df = df.with_columns(tier_expr(pl.col("bucket"), spec).alias("tier"))
@@ -220,15 +231,20 @@ def decide_frame(df, spec, *, rebalance_probs: Mapping[str, float] | None = None
     if "reject_reason" in columns:
         rr = pl.col("reject_reason").cast(pl.String)
         chain.append((rr.is_not_null() & (rr != ""), rr, "reject"))
-    chain += [(c, why, "rules") for c, why in code_rule_exprs(columns, spec.code_rules)]
+    if rules_dir_of(spec.code_rules) is not None:
+        df = df.with_columns(family_expr(columns, spec.code_rules).alias("__family"))
+        chain += [(c, why, "rules") for c, why in code_rule_exprs(columns, spec.code_rules, pl.col("__family"))]
     chain += [(c, why, "rules") for c, why in rule_failure_exprs(df, spec)]
     for name in spec.drop_tiers:
         chain.append((pl.col("tier") == name, f"tier_{name}", "tier"))
+    # every condition is computed once, as its own column; the first true one gives reason and stage
+    names = [f"__c{i}" for i in range(len(chain))]
+    df = df.with_columns([c.fill_null(False).alias(n) for (c, _, _), n in zip(chain, names)])
     df = df.with_columns(
-        _first([(c, _lit(w)) for c, w, _ in chain], pl.String).alias("reason"),
-        _first([(c, pl.lit(s)) for c, _, s in chain], pl.String).alias("stage"),
+        _first(names, [_lit(w) for _, w, _ in chain], pl.String).alias("reason"),
+        _first(names, [pl.lit(st) for _, _, st in chain], pl.String).alias("stage"),
         pl.lit(None, dtype=pl.String).alias("duplicate_of"),
-    )
+    ).drop(names + (["__family"] if "__family" in df.columns else []))
     if has_clusters(columns):
         df = _apply_dedup(df, keepers_frame)
     if spec.rebalance is not None:
