@@ -129,3 +129,25 @@ def test_the_run_schema_is_the_declared_one():
     sch = store_schema(r)
     assert list(sch)[:4] == ["id", "text", "source", "reject_reason"]
     assert sch["prose__gopher__n_words"] == "int" and sch["quality__priority"] == "int"
+
+
+@pytest.mark.slow
+def test_a_content_length_beyond_int64_does_not_crash_the_run(tmp_path):
+    """Issue 15, item 7: `Content-Length: 99999999999999999999` used to crash the store with OverflowError."""
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    body = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html><body><p>"
+            + b"A page with some words in it. " * 30 + b"</p></body></html>")
+    head = (b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:11111111-1111-1111-1111-111111111111>\r\n"
+            b"WARC-Target-URI: http://example.com/big\r\nWARC-Date: 2024-01-01T00:00:00Z\r\n"
+            b"Content-Type: application/http; msgtype=response\r\nContent-Length: 99999999999999999999\r\n\r\n")
+    (warcs / "big.warc").write_bytes(head + body + b"\r\n\r\n")
+    web_only = ("sources=[{name: web, reader: {kind: warc_reader_v1, params: {paths: [" + str(warcs) + "]}}, "
+                "steps: [{kind: html_extract_v1}, {kind: web_heuristics_v1}]}]")
+    out = tmp_path / "run"
+    run_recipe(load_recipe(None, [web_only, "executor.tasks=1", "executor.workers=1"]), out)
+    row = pl.scan_parquet(str(out / "signals" / "*.parquet")).collect().row(0, named=True)
+    assert row["warc__missing_bytes"] == INT64_MAX and row["store__issues"] == "warc__missing_bytes:saturated"
+    assert row["reject_reason"] == "warc_truncated_record"
+    excluded = pl.read_parquet(out / "excluded" / "*.parquet")
+    assert excluded["reason"].to_list() == ["warc_truncated_record"]  # counted, with its reason
