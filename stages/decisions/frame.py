@@ -38,8 +38,9 @@ def store_columns(folder: str | Path) -> list[str]:
     return list(pq.read_schema(parts[0]).names) if parts else []
 
 
-def scan_store(folder: str | Path, columns: Iterable[str] | None = None):
-    """The named columns (those present) of every part of a signal store, as one polars DataFrame."""
+def scan_store(folder: str | Path, columns: Iterable[str] | None = None, *, doc_keys: Iterable[int] | None = None):
+    """The named columns (those present) of every part of a signal store, as one polars DataFrame;
+    with `doc_keys`, only the rows whose `dedup__doc_key` is one of them."""
     import polars as pl
 
     parts = _parts(folder)
@@ -47,7 +48,10 @@ def scan_store(folder: str | Path, columns: Iterable[str] | None = None):
         return pl.DataFrame()
     have = store_columns(folder)
     cols = have if columns is None else [c for c in dict.fromkeys(columns) if c in have]
-    return pl.scan_parquet(parts, missing_columns="insert", extra_columns="ignore").select(cols).collect()
+    lf = pl.scan_parquet(parts, missing_columns="insert", extra_columns="ignore")
+    if doc_keys is not None and "dedup__doc_key" in have:
+        lf = lf.filter(pl.col("dedup__doc_key").is_in(pl.Series(list(doc_keys), dtype=pl.Int64)))
+    return lf.select(cols).collect()
 
 
 def needed_columns(spec, *, with_text: bool = False) -> list[str]:

@@ -45,12 +45,20 @@ def plan_probabilities(df, spec) -> dict[str, float]:
     return plan(df, spec)[1]
 
 
-def store_frame(store_folder, clusters_folder=None, spec=None, *, with_text: bool = False):
-    """The store's columns the decisions of `spec` read (all columns without a spec), with dedup joined."""
+def store_frame(store_folder, clusters_folder=None, spec=None, *, with_text: bool = False,
+                cluster_members_only: bool = False):
+    """The store's columns the decisions of `spec` read (all columns without a spec), with dedup joined;
+    `cluster_members_only`: only the documents of duplicate clusters (what the dedup keepers need)."""
+    import polars as pl
+
     cols = None if spec is None else needed_columns(spec, with_text=with_text)
-    df = scan_store(store_folder, cols)
-    if clusters_folder is not None:
-        df = join_dedup_lookup(df, Path(clusters_folder) / "lookup.parquet")
+    lookup = Path(clusters_folder) / "lookup.parquet" if clusters_folder is not None else None
+    keys = None
+    if cluster_members_only and lookup is not None and lookup.exists():
+        keys = pl.read_parquet(lookup, columns=["doc_key"])["doc_key"].to_list()
+    df = scan_store(store_folder, cols, doc_keys=keys)
+    if lookup is not None:
+        df = join_dedup_lookup(df, lookup)
     return df
 
 
@@ -100,7 +108,9 @@ def decide_plan(store_folder, clusters_folder, spec) -> DecidePlan:
     import polars as pl
 
     spec = as_spec(spec)
-    df = store_frame(store_folder, clusters_folder, spec, with_text=spec.rebalance is not None)
+    # without rebalancing only the members of duplicate clusters matter (a few columns of a few rows)
+    df = store_frame(store_folder, clusters_folder, spec, with_text=spec.rebalance is not None,
+                     cluster_members_only=spec.rebalance is None)
     if df.height == 0:
         return DecidePlan(rebalance_probs={} if spec.rebalance else None)
     decided = decide_frame(df, spec, _plan=False)
