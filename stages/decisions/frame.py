@@ -48,10 +48,21 @@ def scan_store(folder: str | Path, columns: Iterable[str] | None = None, *, doc_
         return pl.DataFrame()
     have = store_columns(folder)
     cols = have if columns is None else [c for c in dict.fromkeys(columns) if c in have]
-    lf = pl.scan_parquet(parts, missing_columns="insert", extra_columns="ignore")
-    if doc_keys is not None and "dedup__doc_key" in have:
-        lf = lf.filter(pl.col("dedup__doc_key").is_in(pl.Series(list(doc_keys), dtype=pl.Int64)))
-    return lf.select(cols).collect()
+    keys = None if doc_keys is None or "dedup__doc_key" not in have else [int(k) for k in doc_keys]
+    try:
+        lf = pl.scan_parquet(parts, missing_columns="insert", extra_columns="ignore")
+        if keys is not None:
+            lf = lf.filter(pl.col("dedup__doc_key").is_in(keys))
+        return lf.select(cols).collect()
+    except pl.exceptions.PolarsError:
+        # a store written before the typed schema (parts may disagree on a column's type): part by part
+        frames = []
+        for p in parts:
+            df = pl.read_parquet(p)
+            if keys is not None and "dedup__doc_key" in df.columns:
+                df = df.filter(pl.col("dedup__doc_key").is_in(keys))
+            frames.append(df.select([c for c in cols if c in df.columns]))
+        return pl.concat(frames, how="diagonal_relaxed")
 
 
 def needed_columns(spec, *, with_text: bool = False) -> list[str]:

@@ -151,3 +151,14 @@ def test_a_content_length_beyond_int64_does_not_crash_the_run(tmp_path):
     assert row["reject_reason"] == "warc_truncated_record"
     excluded = pl.read_parquet(out / "excluded" / "*.parquet")
     assert excluded["reason"].to_list() == ["warc_truncated_record"]  # counted, with its reason
+
+
+def test_decisions_read_an_untyped_store_of_an_older_run(tmp_path):
+    """A re-tier of a run written before the typed schema: parts disagree on a column's type."""
+    from assay.stages.decisions.frame import scan_store
+
+    pl.DataFrame({"id": ["a"], "x__v": [None], "dedup__doc_key": [1]}).write_parquet(tmp_path / "part-00000-00000.parquet")
+    pl.DataFrame({"id": ["b"], "x__v": [2.5], "dedup__doc_key": [2]}).write_parquet(tmp_path / "part-00001-00000.parquet")
+    assert scan_store(tmp_path, ["id", "x__v"])["x__v"].to_list() == [None, 2.5]
+    assert scan_store(tmp_path, ["id", "x__v"], doc_keys=[2])["id"].to_list() == ["b"]
+    assert read_signals(tmp_path).height == 2
