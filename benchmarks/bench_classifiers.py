@@ -7,8 +7,8 @@
      (``model.predict(text.replace("\\n", " "), k=-1)`` one document at a time, no normalisation);
    - ``lid.176``: fastText language identification per document (the cost every web pipeline pays).
 2. Re-tiering 1M stored rows from Parquet: read score/percentile columns with polars, compute the
-   ensemble bucket (0-19), tier and sampling weight with ``assay.classifiers.calibrate``; compared with
-   re-scoring the same rows (extrapolated from the measured web-model throughput).
+   ensemble bucket (0-19), tier and sampling weight with ``assay.stages.decisions.tiers`` (the
+   pipeline's own tiering, the default recipe's tiers); compared with re-scoring the same rows (extrapolated from the measured web-model throughput).
 
     .venv/bin/python benchmarks/bench_classifiers.py [--docs 2000] [--repeats 5] [--rows 1000000]
 
@@ -78,7 +78,7 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
         hits = list(Path(list(spec.submodule_search_locations)[0]).rglob("lid.176.ftz"))
         lid_path = hits[0] if hits else None
     lid = ft.load_model(str(lid_path)) if lid_path else None
-    for name in classifiers.SHIPPED:
+    for name in assay.classifiers.SHIPPED:
         try:
             m = assay.classifiers.load(name)
         except FileNotFoundError:
