@@ -7,8 +7,8 @@
      (``model.predict(text.replace("\\n", " "), k=-1)`` one document at a time, no normalisation);
    - ``lid.176``: fastText language identification per document (the cost every web pipeline pays).
 2. Re-tiering 1M stored rows from Parquet: read score/percentile columns with polars, compute the
-   ensemble bucket (0-19), tier and sampling weight with ``assay.classifiers.calibrate``; compared with
-   re-scoring the same rows (extrapolated from the measured web-model throughput).
+   ensemble bucket (0-19), tier and sampling weight with ``assay.stages.decisions.tiers`` (the
+   pipeline's own tiering, the default recipe's tiers); compared with re-scoring the same rows (extrapolated from the measured web-model throughput).
 
     .venv/bin/python benchmarks/bench_classifiers.py [--docs 2000] [--repeats 5] [--rows 1000000]
 
@@ -78,7 +78,7 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
         hits = list(Path(list(spec.submodule_search_locations)[0]).rglob("lid.176.ftz"))
         lid_path = hits[0] if hits else None
     lid = ft.load_model(str(lid_path)) if lid_path else None
-    for name in classifiers.SHIPPED:
+    for name in assay.classifiers.SHIPPED:
         try:
             m = assay.classifiers.load(name)
         except FileNotFoundError:
@@ -128,8 +128,15 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
 def bench_retier(n_rows: int, repeats: int, web_docs_per_s: float) -> dict:
     import polars as pl
 
-    from assay.classifiers.calibrate import (DEFAULT_TIER_WEIGHTS, DEFAULT_TIERS, ensemble_bucket, percentile,
-                                       sampling_weight, tier_of_bucket)
+    from assay.classifiers.calibrate import percentile
+    from assay.stages.decisions.spec import DecisionSpec
+    from assay.stages.decisions.tiers import bucket_expr, tier_expr, tier_weights
+
+    # the pipeline's own tiering (one implementation): the default recipe's ensemble and tiers
+    pct_spec = DecisionSpec(ensemble={s: {"fasttext_web__pct": 1.0, "fasttext_stem__pct": 1.0,
+                                          "fasttext_code__pct": 1.0} for s in ("web", "code", "pdf")})
+    mean_spec = pct_spec.model_copy(update={"ensemble_mode": "mean"})
+    weights = tier_weights(pct_spec)
 
     rng = np.random.default_rng(0)
     src = rng.choice(np.array(["web", "code", "pdf"]), size=n_rows, p=[0.7, 0.2, 0.1])
@@ -151,22 +158,24 @@ def bench_retier(n_rows: int, repeats: int, web_docs_per_s: float) -> dict:
         df.write_parquet(path, row_group_size=128_000)
         size_mb = path.stat().st_size / 1e6
         del df
-        tiers = DEFAULT_TIERS
         cols = ["id", "source", "fasttext_web__pct", "fasttext_stem__pct", "fasttext_code__pct", "n_tokens"]
 
+        def tiered(d, spec):
+            b = bucket_expr(d.columns, spec)
+            return d.with_columns(b.alias("bucket"), tier_expr(b, spec).alias("tier"))
+
         def retier_from_pct():
-            d = pl.read_parquet(path, columns=cols)
-            b = ensemble_bucket({"web": d["fasttext_web__pct"].to_numpy(), "stem": d["fasttext_stem__pct"].to_numpy(),
-                                 "code": d["fasttext_code__pct"].to_numpy()}, {"web": 1.0, "stem": 1.0, "code": 1.0})
-            tier = tier_of_bucket(b, tiers)
-            w = sampling_weight(tier, DEFAULT_TIER_WEIGHTS)
-            kept_tokens = float((d["n_tokens"].to_numpy() * (w > 0)).sum())
-            return b, tier, kept_tokens
+            d = tiered(pl.read_parquet(path, columns=cols), pct_spec)
+            w = d["tier"].replace_strict(weights, default=0.0, return_dtype=pl.Float64)
+            kept_tokens = float((d["n_tokens"] * (w > 0)).sum())
+            return d["bucket"], d["tier"], kept_tokens
 
         def retier_from_scores():  # a new calibration table: re-map stored scores, no model run
-            d = pl.read_parquet(path, columns=["fasttext_web__score", "fasttext_stem__score", "fasttext_code__score"])
-            pcts = {n: percentile(n, d[f"fasttext_{n}__score"].to_numpy()) for n in ("web", "stem", "code")}
-            return tier_of_bucket(ensemble_bucket(pcts, method="mean"), tiers)
+            d = pl.read_parquet(path, columns=["source", "fasttext_web__score", "fasttext_stem__score",
+                                               "fasttext_code__score"])
+            d = d.with_columns([pl.Series(f"fasttext_{n}__pct", percentile(n, d[f"fasttext_{n}__score"].to_numpy()))
+                                for n in ("web", "stem", "code")])
+            return tiered(d, mean_spec)["tier"]
 
         retier_from_pct()
         t_pct = _median_time(retier_from_pct, repeats)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from assay.classifiers.model import QualityModel
 
-__all__ = ["load", "percentile", "ensemble_bucket", "tier_of_bucket", "sampling_weight", "SHIPPED"]
+__all__ = ["load", "percentile", "SHIPPED"]
 
 SHIPPED = ("web", "code", "stem", "code_corruption", "pdf")
 
@@ -26,7 +26,7 @@ def load(name: str, *, cache: bool = True) -> "QualityModel":
 
 
 def __getattr__(attr: str):
-    if attr in ("percentile", "ensemble_bucket", "tier_of_bucket", "sampling_weight", "bucket_of_percentile"):
+    if attr in ("percentile", "build_table"):
         from assay.classifiers import calibrate  # noqa: PLC0415
 
         return getattr(calibrate, attr)

@@ -1,15 +1,16 @@
-"""Calibration of classifier scores into token-weighted percentiles, Nemotron-CC style ensemble
-buckets (0..19) and named tiers.
+"""Calibration of classifier scores into token-weighted percentiles.
 
-All functions are plain numpy functions of stored values so that thresholds survive model changes
-and re-tiering never re-runs a model:
+Plain numpy functions of stored values, so thresholds survive model changes and re-tiering never
+re-runs a model:
 
 * ``build_table(scores, tokens)``: from a reference sample (scores of a model on reference web
   text plus each document's token count) build a monotone score -> percentile table.
 * ``percentile(name_or_table, scores)``: score -> fraction of reference *tokens* in documents
   scoring below it (ties count one half), in [0, 1].
-* ``ensemble_bucket(percentiles, weights)``: combine per-model percentiles into ints 0..19.
-* ``tier_of_bucket(bucket, tiers)``: bucket -> tier name from recipe data ``{name: [lo, hi]}``.
+
+Ensemble buckets (0..19) and tiers are decisions, not calibration: they live once, in
+``assay.stages.decisions.tiers`` (``bucket_of(frame, spec)``, ``tier_of(frame, spec)``), which the
+pipeline, the benchmarks and the notebooks call with the recipe's ``decisions`` block.
 """
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from typing import Mapping
 import numpy as np
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
-N_BUCKETS = 20
 
 
 def build_table(scores, tokens=None, *, max_knots: int = 1001) -> dict:
@@ -96,77 +96,3 @@ def percentile(name_or_table, scores, *, models_dir: str | Path | None = None) -
     s = np.asarray(scores, dtype=np.float64)
     out = np.interp(np.clip(s, 0.0, 1.0), xs, ys)
     return np.where(np.isnan(s), np.nan, out)
-
-
-def bucket_of_percentile(pct, n_buckets: int = N_BUCKETS) -> np.ndarray:
-    """Percentile in [0, 1] -> int bucket 0..n_buckets-1 (NaN -> -1)."""
-    p = np.asarray(pct, dtype=np.float64)
-    b = np.floor(np.clip(p, 0.0, 1.0) * n_buckets).clip(0, n_buckets - 1)
-    return np.where(np.isnan(p), -1, b).astype(np.int16)
-
-
-def ensemble_bucket(percentiles: Mapping[str, np.ndarray], weights: Mapping[str, float] | None = None,
-                    *, method: str = "max", n_buckets: int = N_BUCKETS) -> np.ndarray:
-    """Combine per-model percentiles into one int bucket 0..n_buckets-1 per document.
-
-    ``method="max"`` (Nemotron-CC): each model's percentile is bucketed and the highest bucket wins;
-    models with weight 0 are ignored. ``method="mean"``: weighted mean of the percentiles, then bucketed.
-    Missing values (NaN) are ignored per document; a document with no value at all gets -1.
-    """
-    names = [n for n in percentiles if weights is None or float(weights.get(n, 0.0)) > 0]
-    if not names:
-        raise ValueError("ensemble_bucket: no model with a positive weight")
-    mat = np.vstack([np.asarray(percentiles[n], dtype=np.float64).ravel() for n in names])
-    present = ~np.isnan(mat)
-    if method == "max":
-        b = np.where(present, np.floor(np.clip(mat, 0, 1) * n_buckets).clip(0, n_buckets - 1), -1)
-        return b.max(axis=0).astype(np.int16)
-    if method == "mean":
-        w = np.array([1.0 if weights is None else float(weights[n]) for n in names])[:, None]
-        ww = np.where(present, w, 0.0)
-        num = np.where(present, mat, 0.0) * ww
-        den = ww.sum(axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            avg = num.sum(axis=0) / den
-        return bucket_of_percentile(np.where(den > 0, avg, np.nan), n_buckets)
-    raise ValueError(f"unknown method {method!r} (max|mean)")
-
-
-def _check_tiers(tiers: Mapping[str, list]) -> list[tuple[str, int, int]]:
-    spans = []
-    for name, (lo, hi) in tiers.items():
-        lo, hi = int(lo), int(hi)
-        if lo > hi:
-            raise ValueError(f"tier {name!r}: lo {lo} > hi {hi}")
-        spans.append((name, lo, hi))
-    spans.sort(key=lambda t: t[1])
-    for (a, _, ahi), (b, blo, _) in zip(spans, spans[1:]):
-        if blo <= ahi:
-            raise ValueError(f"tiers {a!r} and {b!r} overlap")
-    return spans
-
-
-def tier_of_bucket(bucket, tiers: Mapping[str, list]):
-    """Bucket(s) -> tier name(s). ``tiers`` maps a name to an inclusive ``[lo, hi]`` bucket range
-    (recipe data, e.g. ``{"high": [16, 19], "medium": [8, 15], "low": [0, 7]}``).
-    A scalar gives ``str | None``; an array gives an object array with ``None`` where no tier matches."""
-    spans = _check_tiers(tiers)
-    b = np.asarray(bucket)
-    out = np.full(b.shape, None, dtype=object)
-    for name, lo, hi in spans:
-        out[(b >= lo) & (b <= hi)] = name
-    if out.ndim == 0:
-        return out.item()
-    return out
-
-
-def sampling_weight(tier, weights: Mapping[str, float], *, default: float = 0.0):
-    """Tier name(s) -> sampling weight (repetition factor) from recipe data; unknown/None -> ``default``."""
-    t = np.asarray(tier, dtype=object)
-    out = np.array([float(weights.get(x, default)) if x is not None else default for x in t.ravel()],
-                   dtype=np.float64).reshape(t.shape)
-    return out.item() if out.ndim == 0 else out
-
-
-DEFAULT_TIERS = {"high": [16, 19], "medium_high": [12, 15], "medium": [8, 11], "medium_low": [4, 7], "low": [0, 3]}
-DEFAULT_TIER_WEIGHTS = {"high": 2.0, "medium_high": 1.5, "medium": 1.0, "medium_low": 0.5, "low": 0.0}

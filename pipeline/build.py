@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.pipeline.recipe import Recipe, RecipeError, StepSpec
-from assay.pipeline.registry import build_step, get_kind
+from assay.pipeline.registry import build_step, get_kind, output_signal_schema, store_schema
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 
@@ -231,7 +231,8 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
 
         steps.append(DocumentSize())
         desc.append("document size (doc__bytes, doc__tokens) and store key")
-        steps.append(SignalStoreWriter(str(layout.signals), rows_per_part=recipe.signal_store_rows))
+        steps.append(SignalStoreWriter(str(layout.signals), rows_per_part=recipe.signal_store_rows,
+                                       schema=store_schema(recipe)))
         desc.append("signal store writer")
         phases.append(Phase("signals", steps, tasks, desc))
 
@@ -293,19 +294,20 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
             )
 
     from assay.stages.common.store import SignalStoreReader
-    from assay.stages.decisions.plan_step import MixturePlan, PlannedDecide
+    from assay.stages.decisions.plan_step import MixturePlan
+    from assay.stages.decisions.step import Decide
     from assay.stages.output.shards import ExclusionWriter, ShardWriter
 
     spec = recipe.decisions.model_dump(mode="json")
     plan_file = None
-    if recipe.decisions.rebalance:
+    if recipe.decisions.rebalance or dedup_on:  # keepers among filter survivors, rebalancing: planned once
         plan_file = str(layout.plan / "plan.json")
         phases.append(
             Phase(
                 "plan",
                 [MixturePlan(str(store), spec, plan_file, clusters_folder=str(clusters) if dedup_on else None)],
                 1,
-                ["mixture plan from stored sizes and signals (no text) -> plan/plan.json"],
+                ["decide plan: dedup keepers among filter survivors, mixture (no text) -> plan/plan.json"],
             )
         )
 
@@ -318,17 +320,18 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
         desc.append("dedup annotate (cluster id/size, duplicate_of)")
     out = recipe.output
     decide_steps.append(
-        PlannedDecide(
+        Decide(
             spec,
             plan_file=plan_file,
             exclusion_writer=ExclusionWriter(
-                str(layout.excluded), include_text=out.exclusion_text, tokenizer_path=out.tokenizer_path
+                str(layout.excluded), include_text=out.exclusion_text, tokenizer_path=out.tokenizer_path,
+                signal_schema=output_signal_schema(recipe),
             ),
         )
     )
     desc.append(
         f"decide ({len(recipe.decisions.rules)} rules, {len(recipe.decisions.tiers)} tiers"
-        + (", mixture from plan/plan.json)" if plan_file else ")")
+        + (", plan from plan/plan.json)" if plan_file else ")")
     )
     decide_steps.append(
         ShardWriter(
@@ -341,6 +344,7 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
             tokenizer_path=out.tokenizer_path,
             # outside output/: a rank cleaning its own shards never walks another rank's staging files
             staging_dir=str(layout.staging / "decide"),
+            signal_schema=output_signal_schema(recipe),
         )
     )
     desc.append("parquet shard writer")

@@ -56,6 +56,8 @@ def _add_mixture_report(run_dir: Path, recipe, manifest: dict) -> dict:
     if not plan_file.exists():
         return manifest
     plan = load_plan(plan_file)
+    if "unit" not in plan:  # a plan without rebalancing (dedup keepers only): no mixture to report
+        return manifest
     stored = "doc__bytes" if plan["unit"] == "bytes" else "doc__tokens"
     fallback = "n_bytes" if plan["unit"] == "bytes" else "token_count"
     shards = sorted((run_dir / "output").glob(f"source={plan['source']}/**/*.parquet"))

@@ -25,7 +25,7 @@ from typing import Any, Iterable
 MANIFEST_VERSION = 1
 OUTPUT_DIR = "output"
 EXCLUDED_DIR = "excluded"
-STAGE_ORDER = ("reject", "dedup", "rules", "rebalance", "tier")
+from assay.stages.decisions.spec import STAGES as STAGE_ORDER  # noqa: E402 (the decision order)
 
 
 def file_sha256(path: Path, *, chunk: int = 1 << 20) -> str:
@@ -199,10 +199,15 @@ def input_entries(inputs: Iterable[Path | str]) -> list[dict[str, Any]]:
     return out
 
 
-def shard_schema_description() -> list[dict[str, Any]]:
+def shard_schema_description(run_dir: Path | None = None) -> list[dict[str, Any]]:
+    """The shards' schema (read from a shard of the run: the typed `signals` struct is the run's own)."""
+    import pyarrow.parquet as pq
+
     from assay.stages.output.shards import shard_schema
 
-    return [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in shard_schema()]
+    shards = sorted((Path(run_dir) / OUTPUT_DIR).rglob("shard-*.parquet")) if run_dir is not None else []
+    schema = pq.read_schema(shards[0]) if shards else shard_schema()
+    return [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in schema]
 
 
 def summarize_outputs(run_dir: Path, *, tier_weights: dict[str, float] | None = None, checksums: bool = True) -> dict:
@@ -216,7 +221,7 @@ def summarize_outputs(run_dir: Path, *, tier_weights: dict[str, float] | None = 
             "compression": "zstd",
             "layout": "hive: source=<source>/tier=<tier>/language=<language>/shard-<rank>-<k>.parquet",
             "schema_version": 1,
-            "schema": shard_schema_description(),
+            "schema": shard_schema_description(run_dir),
             "token_count_method": methods.pop() if len(methods) == 1 else ("mixed" if methods else None),
         },
         "shards": entries,

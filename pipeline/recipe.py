@@ -1,6 +1,9 @@
 """Recipes: YAML validated into typed models.
 
 Thresholds live only here. Unknown keys are rejected with the key's name and its line in the file.
+The decision models (rules, tiers, ensemble, rebalancing) are defined in `assay.stages.decisions.spec`;
+after validation, the decisions are checked against the signals the recipe's steps declare
+(`assay.pipeline.registry.check_decisions`), so a misspelt signal fails here, before any work.
 """
 
 from __future__ import annotations
@@ -12,13 +15,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from assay.pipeline.registry import RecipeError, check_decisions
+from assay.stages.decisions.spec import (  # noqa: F401 (the decision models, re-exported for recipe users)
+    CodeRuleSpec,
+    DecisionSpec,
+    Op,
+    RebalanceSpec,
+    RuleSpec,
+    TierSpec,
+    default_tiers,
+)
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
-
-
-class RecipeError(ValueError):
-    """A recipe that cannot be used; the message is one line naming the problem."""
 
 
 class _Model(BaseModel):
@@ -53,87 +63,6 @@ class DedupSpec(_Model):
     priority_signal: str | None = "quality__priority"
     date_signal: str | None = "date"
     index_from: list[str] = Field(default_factory=list, description="dedup index folders of earlier runs")
-
-
-Op = Literal[">=", ">", "<=", "<", "==", "!=", "in", "not in", "is_true", "is_false"]
-
-
-class RuleSpec(_Model):
-    """Keep a document only when `signal op value` holds; else exclude it with reason `<source>_<name>`."""
-
-    name: str
-    signal: str
-    op: Op
-    value: Any = None
-    source: str | list[str] | None = None
-    when_missing: Literal["keep", "reject"] = "keep"
-
-    @field_validator("name")
-    @classmethod
-    def _name_is_code(cls, v: str) -> str:
-        if not v.replace("_", "").isalnum():
-            raise ValueError("rule names are reason codes: letters, digits and '_' only")
-        return v
-
-    def sources(self) -> list[str] | None:
-        if self.source is None:
-            return None
-        return [self.source] if isinstance(self.source, str) else list(self.source)
-
-
-class TierSpec(_Model):
-    """Ensemble buckets [min_bucket, max_bucket] (0-19) map to a named tier with a sampling weight."""
-
-    name: str
-    min_bucket: int = Field(ge=0, le=19)
-    max_bucket: int = Field(ge=0, le=19)
-    weight: float = Field(1.0, ge=0.0, description="repetition factor in the mixture plan")
-
-    @model_validator(mode="after")
-    def _ordered(self) -> "TierSpec":
-        if self.min_bucket > self.max_bucket:
-            raise ValueError(f"tier {self.name}: min_bucket > max_bucket")
-        return self
-
-
-def _default_tiers() -> list[TierSpec]:
-    return [
-        TierSpec(name="high", min_bucket=15, max_bucket=19, weight=2.0),
-        TierSpec(name="medium_high", min_bucket=10, max_bucket=14, weight=1.5),
-        TierSpec(name="medium", min_bucket=5, max_bucket=9, weight=1.0),
-        TierSpec(name="low", min_bucket=0, max_bucket=4, weight=0.5),
-    ]
-
-
-class DecisionSpec(_Model):
-    rules: list[RuleSpec] = Field(default_factory=list)
-    tiers: list[TierSpec] = Field(default_factory=_default_tiers)
-    # source -> {signal column holding a calibrated percentile in [0,1] -> weight}
-    ensemble: dict[str, dict[str, float]] = Field(default_factory=dict)
-    ensemble_mode: Literal["max", "mean"] = Field(
-        "max", description="max: a document good by any classifier (e.g. STEM) ranks high (Nemotron-CC style)"
-    )
-    unscored_bucket: int = Field(10, ge=0, le=19, description="bucket for documents without classifier scores")
-    drop_tiers: list[str] = Field(default_factory=list, description="tiers excluded with reason tier_<name>")
-    rebalance: dict[str, Any] = Field(
-        default_factory=dict,
-        description="{source, key, unit: bytes|tokens, caps, weights, seed}; see stages/decisions/rebalance.py",
-    )
-    code_rules: str | None = Field(
-        "default",
-        description="per-language code rule files: 'default' (stages/code/rules), a directory of your own, or null",
-    )
-
-    @model_validator(mode="after")
-    def _tiers_cover(self) -> "DecisionSpec":
-        covered = sorted(b for t in self.tiers for b in range(t.min_bucket, t.max_bucket + 1))
-        if covered != list(range(20)):
-            raise ValueError("tiers must cover buckets 0-19 exactly once")
-        names = [t.name for t in self.tiers]
-        unknown = set(self.drop_tiers) - set(names)
-        if unknown:
-            raise ValueError(f"drop_tiers names unknown tiers: {sorted(unknown)}")
-        return self
 
 
 class OutputSpec(_Model):
@@ -326,7 +255,7 @@ def _first_error(err: ValidationError, lines: dict[tuple, int], where: str) -> R
     at = f"{where}:{line}" if line else where
     if e["type"] == "extra_forbidden":
         return RecipeError(f"{at}: unknown key '{loc[-1]}' (at {dotted})")
-    return RecipeError(f"{at}: {dotted}: {e['msg']}")
+    return RecipeError(f"{at}: {dotted}: {e['msg'].removeprefix('Value error, ')}")
 
 
 def _list_index(items: list, key: str, where: str) -> int:
@@ -471,6 +400,7 @@ def load_recipe(recipe: str | Path | None = None, overrides: list[str] | None = 
     except ValidationError as err:
         raise override_error(err, applied) or _first_error(err, lines, str(path)) from None
     _check_rule_values(recipe, applied)
+    check_decisions(recipe, lines, str(path))
     return recipe
 
 
@@ -499,6 +429,8 @@ def _inherit_decisions(data: dict) -> dict:
 
 def recipe_from_dict(data: dict[str, Any]) -> Recipe:
     try:
-        return Recipe.model_validate(data)
+        recipe = Recipe.model_validate(data)
     except ValidationError as err:
         raise _first_error(err, {}, "<recipe>") from None
+    check_decisions(recipe)
+    return recipe

@@ -3,9 +3,9 @@
 Never drops a document. Writes (all keys prefixed ``code__``):
 ``language``, ``language_method``, ``family``, ``flags`` (comma-joined), one bool per flag
 (``generated``, ``vendored``, ``minified``, ``lockfile``, ``data``, ``encoded``, ``binary``),
-``evidence`` (JSON object flag -> list of labels), ``rule_reasons`` (comma-joined reason codes of
-the default per-language rules, informational; the decision step applies recipe rules) and the
-numeric signals of ``assay.stages.code.inspection.compute_signals``.
+``evidence`` (JSON object flag -> list of labels) and the numeric signals of
+``assay.stages.code.inspection.compute_signals``. No verdict is stored: the decision step applies the
+per-language rule files the recipe names (``decisions.code_rules``) to these signals.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ __all__ = ["CodeSignals", "signals_to_metadata"]
 PREFIX = "code__"
 
 
-def signals_to_metadata(sig: dict, flags: set[str], evidence: dict, reasons: list[str]) -> dict:
+def signals_to_metadata(sig: dict, flags: set[str], evidence: dict) -> dict:
     """Flatten ``compute_signals`` output into scalar ``code__*`` metadata keys."""
     out = {}
     for k, v in sig.items():
@@ -29,7 +29,6 @@ def signals_to_metadata(sig: dict, flags: set[str], evidence: dict, reasons: lis
         out[PREFIX + k] = v
     out[PREFIX + "flags"] = ",".join(sorted(flags))
     out[PREFIX + "evidence"] = json.dumps({k: v for k, v in sorted(evidence.items())}, sort_keys=True)
-    out[PREFIX + "rule_reasons"] = ",".join(reasons)
     return out
 
 
@@ -53,7 +52,6 @@ class CodeSignals(PipelineStep):
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         from assay.stages.code.inspection import SignalsTimeout, compute_signals, time_limit
-        from assay.stages.code.rules import code_rule_decisions
 
         for doc in data:
             self.stat_update("documents")
@@ -73,7 +71,6 @@ class CodeSignals(PipelineStep):
                 try:
                     with time_limit(self.timeout_s):
                         sig, flags, evidence = compute_signals(meta.get("path") or doc.id or "", text[: self.max_chars])
-                    reasons = code_rule_decisions(sig, sig.get("language"))
                 except SignalsTimeout:
                     meta["reject_reason"] = "code_signals_timeout"
                     self.stat_update("reject/code_signals_timeout")
@@ -84,7 +81,7 @@ class CodeSignals(PipelineStep):
                     self.stat_update("reject/code_signal_error")
                     yield doc
                     continue
-                meta.update(signals_to_metadata(sig, flags, evidence, reasons))
+                meta.update(signals_to_metadata(sig, flags, evidence))
                 meta[PREFIX + "truncated_analysis"] = truncated
                 for f in flags:
                     self.stat_update(f"flag/{f}")

@@ -1,11 +1,11 @@
 """Mixture planning as its own one-task phase, and the decide step that reads its plan.
 
-`MixturePlan` (phase `plan`, one task) reads from the signal store only the columns planning needs
-(no text: ids, source, stored sizes `doc__bytes` / `doc__tokens`, the rebalance key and the signals
-the other decisions read), joins the dedup lookup, calls `assay.stages.decisions.rebalance.plan(df,
-spec)` and writes `plan.json` (a few hundred bytes). `PlannedDecide` is the decide step of every
-decide task: it reads that file instead of planning again, so a decide task costs the same whether
-the phase has 2 tasks or 2,000.
+`MixturePlan` (phase `plan`, one task) reads from the signal store only the columns the decisions
+need (no text when `doc__bytes` is stored), joins the dedup lookup, and writes with
+`assay.stages.decisions.rebalance.decide_plan` a small `plan.json`: the kept member of every duplicate
+cluster among the filter survivors, and the rebalancing probabilities. Every decide task reads that file
+(`Decide(spec, plan_file=...)`) instead of planning again, so a decide task costs the same whether the
+phase has 2 tasks or 2,000.
 """
 
 from __future__ import annotations
@@ -20,74 +20,33 @@ from datatrove.pipeline.base import PipelineStep
 
 from assay.stages.decisions.step import Decide
 
-PLAN_VERSION = 1
-BASE_COLUMNS = ("id", "source", "reject_reason", "dedup__doc_key", "doc__bytes", "doc__tokens")
+PLAN_VERSION = 2
 
 
 def _decision_spec(spec: Any):
-    try:  # the typed decision models move into stages/decisions/spec.py
-        from assay.stages.decisions.spec import DecisionSpec  # type: ignore[import-not-found]
-    except ImportError:
-        from assay.pipeline.recipe import DecisionSpec
-    return spec if isinstance(spec, DecisionSpec) else DecisionSpec.model_validate(spec or {})
+    from assay.stages.decisions.spec import as_spec
+
+    return as_spec(spec)
 
 
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
-
-
-def plan_columns(spec: Any, available: list[str]) -> list[str]:
-    """The store columns that planning reads: `text` only for a store written before sizes were
-    stored (`doc__bytes` / `doc__tokens` missing: a re-tier of an older run)."""
-    spec = _decision_spec(spec)
-    want = set(BASE_COLUMNS)
-    if not {"doc__bytes", "doc__tokens"} <= set(available):
-        want.add("text")
-    want.add(_get(spec.rebalance, "key", "code__language"))
-    want.update(r.signal for r in spec.rules)
-    for weights in (spec.ensemble or {}).values():
-        want.update(weights)
-    code_rules = _get(spec, "code_rules", None)
-    return [c for c in available if c in want or (code_rules and c.startswith("code__"))]
-
-
-def read_plan_frame(store_folder: str | Path, spec: Any, clusters_folder: str | Path | None = None):
-    """The store's planning columns (one frame, text never read), joined with the dedup lookup."""
-    import polars as pl
-    import pyarrow.parquet as pq
-
-    from assay.stages.common.store import list_parts
-    from assay.stages.decisions.rebalance import join_dedup_lookup
-
-    frames = []
-    for part in list_parts(store_folder):
-        names = pq.ParquetFile(part).schema_arrow.names
-        frames.append(pl.read_parquet(part, columns=plan_columns(spec, names)))
-    df = pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
-    if clusters_folder is not None:
-        df = join_dedup_lookup(df, Path(clusters_folder) / "lookup.parquet")
-    return df
-
-
-def write_plan(path: str | Path, available: dict[str, int], probabilities: dict[str, float], spec: Any) -> dict:
+def write_plan(path: str | Path, plan: Any, spec: Any) -> dict:
+    """Write a `DecidePlan` (keepers of duplicate clusters, rebalancing probabilities) as `plan.json`, with
+    the mixture fields the finalize phase's mixture report reads."""
     spec = _decision_spec(spec)
     rb = spec.rebalance
-    plan = {
-        "version": PLAN_VERSION,
-        "source": _get(rb, "source", "code"),
-        "key": _get(rb, "key", "code__language"),
-        "unit": _get(rb, "unit", "bytes"),
-        "available": dict(sorted(available.items())),
-        "probabilities": {k: float(v) for k, v in sorted(probabilities.items())},
-    }
+    doc = {"version": PLAN_VERSION, **plan.to_json()}
+    if rb is not None:
+        doc.update({
+            "source": rb.source, "key": rb.key, "unit": rb.unit,
+            "available": dict(sorted((plan.amounts or {}).items())),
+            "probabilities": {k: float(v) for k, v in sorted((plan.rebalance_probs or {}).items())},
+        })
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(plan, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)
-    return plan
+    return doc
 
 
 def load_plan(path: str | Path) -> dict:
@@ -98,7 +57,9 @@ def load_plan(path: str | Path) -> dict:
 
 
 class MixturePlan(PipelineStep):
-    """Phase `plan` (one task): plan the mixture from the stored signals and write `plan_file`."""
+    """Phase `plan` (one task): what every decide task needs from the whole run, computed once from the
+    stored signals (no text when sizes are stored): the kept member of each duplicate cluster among the
+    filter survivors and the rebalancing probabilities. Writes `plan_file` (`DecidePlan` JSON)."""
 
     name = "mixture plan"
     type = "🧮 - PLAN"
@@ -111,7 +72,7 @@ class MixturePlan(PipelineStep):
         self.clusters_folder = None if clusters_folder is None else str(clusters_folder)
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from assay.stages.decisions.rebalance import plan
+        from assay.stages.decisions.rebalance import decide_plan
 
         if data:
             yield from data
@@ -119,26 +80,15 @@ class MixturePlan(PipelineStep):
             return
         spec = _decision_spec(self.spec)
         with self.track_time():
-            df = read_plan_frame(self.store_folder, spec, self.clusters_folder)
-            available, probs = plan(df, spec)
-            write_plan(self.plan_file, available, probs, spec)
-        self.stat_update("documents_planned", value=df.height)
-        for key, p in sorted(probs.items()):
+            plan = decide_plan(self.store_folder, self.clusters_folder, spec)
+            write_plan(self.plan_file, plan, spec)
+        self.stat_update("clusters_planned", value=len(plan.keepers))
+        for key, p in sorted((plan.rebalance_probs or {}).items()):
             self.stat_update(f"rebalance_keep_permille/{key}", value=int(round(p * 1000)))
 
 
-class PlannedDecide(Decide):
-    """`Decide` with the keep probabilities of the run's `plan.json` (never re-planned per task)."""
-
-    def __init__(self, spec: dict[str, Any], *, plan_file: str | None = None, **kwargs: Any):
-        kwargs.pop("store_folder", None)
-        super().__init__(spec, store_folder=None, **kwargs)
-        self.plan_file = None if plan_file is None else str(plan_file)
-
-    def _setup(self) -> None:
-        super()._setup()
-        if self.plan_file is not None:
-            self.rebalance_probs = load_plan(self.plan_file)["probabilities"]
+# the decide step of a planned run is `Decide(spec, plan_file=...)`; the old name stays for callers
+PlannedDecide = Decide
 
 
 def mixture_report_from_plan(plan: dict, written: dict[str, int]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Signal step: the ensemble bucket of each document, stored as `quality__priority`.
 
 The dedup keep policy `highest_priority` keeps the cluster member with the highest value; computing it
-in the signals phase (from the same `bucket_expr` the decisions use) lets the clusters phase pick the
+in the signals phase (from the same `tiers.bucket_of` the decisions use) lets the clusters phase pick the
 kept document without a second pass over the data.
 """
 
@@ -13,7 +13,7 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 from datatrove.utils.batching import batched
 
-from assay.stages.common.store import signals_frame
+from assay.stages.decisions.frame import documents_frame
 
 
 class DedupPriority(PipelineStep):
@@ -26,14 +26,13 @@ class DedupPriority(PipelineStep):
         self.batch_size = batch_size
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from assay.pipeline.recipe import DecisionSpec
-        from assay.stages.decisions.rules import bucket_expr
+        from assay.stages.decisions.spec import as_spec
+        from assay.stages.decisions.tiers import bucket_of
 
-        spec = DecisionSpec.model_validate(self.spec)
+        spec = as_spec(self.spec)
         for batch in batched(data or (), self.batch_size):
             with self.track_time("batch"):
-                df = signals_frame(batch)
-                buckets = df.with_columns(bucket_expr(df, spec).alias("__b"))["__b"].to_list()
+                buckets = bucket_of(documents_frame(batch), spec).to_list()
             for doc, b in zip(batch, buckets):
                 doc.metadata["quality__priority"] = b
                 yield doc

@@ -1,91 +1,153 @@
-"""Language / file-type rebalancing for one source (code by default), decided from stored signals.
+"""Mixture planning: language / file-type rebalancing of one source, and the decide plan of a run.
 
-Recipe block (`decisions.rebalance`):
+Recipe block (`decisions.rebalance`, a `RebalanceSpec`):
     {source: code, key: code__language, unit: bytes | tokens, caps: {python: 50000000, "*": ...},
      weights: {javascript: 0.5}, seed: 0}
-Keep probabilities come from `assay.stages.code.rebalance.plan_rebalance` over the amounts that survive
-every other decision, and each document is kept by a deterministic draw on its id
+Keep probabilities come from `plan_rebalance` over the amounts that survive every other decision
+(dedup among survivors included), and each document is kept by a deterministic draw on its id
 (`rebalance_keep`), so every rank, a re-tier run and a notebook agree.
+
+    plan(df, spec) -> (amount per key, keep probability per key)      # a whole-run frame
+    decide_plan(store, clusters, spec) -> DecidePlan                     # what the decide tasks need
 """
 
 from __future__ import annotations
 
+import json
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.stages.decisions.dedup import join_dedup_lookup, keepers
+from assay.stages.decisions.frame import needed_columns, scan_store
+from assay.stages.decisions.mixture import amounts_of, plan_rebalance, rebalance_keep  # noqa: F401
+from assay.stages.decisions.rules import decide_frame
+from assay.stages.decisions.spec import as_spec
 
-def _amount_expr(unit: str, columns=()):
-    """Amount of a document: the stored `doc__bytes` / `doc__tokens` signals (so planning never needs
-    text), else computed from `text` with the same functions (a notebook frame of other stores)."""
-    import polars as pl
-
-    stored = "doc__bytes" if unit == "bytes" else "doc__tokens"
-    if stored in columns:
-        return pl.col(stored).fill_null(0).cast(pl.Int64)
-    if unit == "bytes":
-        return pl.col("text").str.len_bytes().fill_null(0).cast(pl.Int64)
-    from assay.stages.output.tokens import estimate_tokens
-
-    return pl.col("text").map_elements(estimate_tokens, return_dtype=pl.Int64).fill_null(0)
-
-
-def plan_probabilities(df, spec) -> dict[str, float]:
-    """Keep probability per key, from a frame of stored signals (with `text`) and a DecisionSpec."""
-    return plan(df, spec)[1]
+__all__ = ["plan", "plan_probabilities", "plan_from_store", "mixture_report", "join_dedup_lookup",
+           "DecidePlan", "decide_plan", "store_frame"]
 
 
 def plan(df, spec) -> tuple[dict[str, int], dict[str, float]]:
     """(amount available per key after every other decision, keep probability per key)."""
-    import polars as pl
-
-    from assay.stages.code.rebalance import plan_rebalance
-    from assay.stages.decisions.rules import decide_frame
-
-    rb: dict[str, Any] = spec.rebalance
-    key, source = rb.get("key", "code__language"), rb.get("source", "code")
-    if df.height == 0 or key not in df.columns:
+    spec = as_spec(spec)
+    rb = spec.rebalance
+    if rb is None or df.height == 0 or rb.key not in df.columns:
         return {}, {}
     decided = decide_frame(df, spec, _plan=False)  # everything but rebalancing
-    kept = decided.filter(pl.col("keep") & (pl.col("source") == source))
-    totals = (
-        kept.with_columns(_amount_expr(rb.get("unit", "bytes"), kept.columns).alias("__amount"))
-        .group_by(pl.col(key).cast(pl.String).fill_null("unknown"))
-        .agg(pl.col("__amount").sum())
-    )
-    amounts = {str(k): int(v) for k, v in totals.iter_rows()}
-    return amounts, plan_rebalance(amounts, rb.get("caps") or {}, rb.get("weights") or {})
+    amounts = amounts_of(decided, rb)
+    return amounts, plan_rebalance(amounts, rb.caps, rb.weights)
 
 
-def plan_from_store(store_folder: str | Path, spec, clusters_folder: str | Path | None = None) -> dict[str, float]:
-    """Same plan, reading the signal store (and dedup lookup) of a run."""
-    return plan(_store_frame(store_folder, clusters_folder), spec)[1]
+def plan_probabilities(df, spec) -> dict[str, float]:
+    """Keep probability per key, from a whole-run frame of stored signals and a DecisionSpec."""
+    return plan(df, spec)[1]
 
 
-def _store_frame(store_folder, clusters_folder):
-    from assay.stages.common.store import read_signals
+def store_frame(store_folder, clusters_folder=None, spec=None, *, with_text: bool = False,
+                cluster_members_only: bool = False):
+    """The store's columns the decisions of `spec` read (all columns without a spec), with dedup joined;
+    `cluster_members_only`: only the documents of duplicate clusters (what the dedup keepers need)."""
+    import polars as pl
 
-    df = read_signals(store_folder)
-    if clusters_folder is not None:
-        df = join_dedup_lookup(df, Path(clusters_folder) / "lookup.parquet")
+    cols = None if spec is None else needed_columns(spec, with_text=with_text)
+    lookup = Path(clusters_folder) / "lookup.parquet" if clusters_folder is not None else None
+    keys = None
+    if cluster_members_only and lookup is not None and lookup.exists():
+        keys = pl.read_parquet(lookup, columns=["doc_key"])["doc_key"].to_list()
+    df = scan_store(store_folder, cols, doc_keys=keys)
+    if lookup is not None:
+        df = join_dedup_lookup(df, lookup)
     return df
 
 
-def join_dedup_lookup(df, lookup: Path):
-    """Add the dedup annotations of `DedupAnnotate` to a frame of stored signals."""
+def plan_from_store(store_folder: str | Path, spec, clusters_folder: str | Path | None = None) -> dict[str, float]:
+    """Keep probability per key, reading the signal store (and dedup lookup) of a run."""
+    return plan(store_frame(store_folder, clusters_folder, spec, with_text=True), spec)[1]
+
+
+@dataclass
+class DecidePlan:
+    """What every decide task needs from the whole run: rebalancing probabilities and the kept member of
+    each duplicate cluster among the filter survivors. Small: one row per cluster, one number per key."""
+
+    rebalance_probs: dict[str, float] | None = None
+    keepers: list[dict[str, Any]] = field(default_factory=list)
+    amounts: dict[str, int] = field(default_factory=dict)
+
+    def keepers_frame(self):
+        import polars as pl
+
+        schema = {"dedup__cluster_id": pl.Int64, "keeper_id": pl.String, "keeper_exact_hash": pl.String,
+                  "published": pl.Boolean}
+        return pl.DataFrame(self.keepers, schema=schema)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rebalance_probs": self.rebalance_probs, "keepers": self.keepers, "amounts": self.amounts}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "DecidePlan":
+        return cls(rebalance_probs=d.get("rebalance_probs"), keepers=list(d.get("keepers") or []),
+                   amounts=dict(d.get("amounts") or {}))
+
+    def write(self, path: str | Path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        tmp.write_text(json.dumps(self.to_json(), sort_keys=True))
+        os.replace(tmp, path)
+
+    @classmethod
+    def read(cls, path: str | Path) -> "DecidePlan":
+        return cls.from_json(json.loads(Path(path).read_text()))
+
+
+def decide_plan(store_folder, clusters_folder, spec) -> DecidePlan:
+    """The plan of a run from its store (only the columns the decisions read) and dedup lookup."""
     import polars as pl
 
-    if not lookup.exists() or df.height == 0 or "dedup__doc_key" not in df.columns:
-        return df
-    lk = pl.read_parquet(lookup).select(
-        pl.col("doc_key").alias("dedup__doc_key"),
-        pl.col("cluster_size").alias("dedup__cluster_size"),
-        pl.col("duplicate_of").alias("dedup__duplicate_of"),
-        pl.col("exact_duplicate").alias("dedup__exact_duplicate"),
-        pl.col("is_duplicate").alias("dedup__is_duplicate"),
-    )
-    out = df.with_columns(pl.col("dedup__doc_key").cast(pl.Int64)).join(lk, on="dedup__doc_key", how="left")
-    return out.with_columns(
-        pl.col("dedup__cluster_size").fill_null(1),
-        pl.col("dedup__exact_duplicate").fill_null(False),
-        pl.col("dedup__is_duplicate").fill_null(False),
-    )
+    spec = as_spec(spec)
+    # without rebalancing only the members of duplicate clusters matter (a few columns of a few rows)
+    from assay.stages.decisions.frame import store_columns
+    from assay.stages.decisions.mixture import AMOUNT_COLUMN
+
+    # text only for a store without stored sizes (a re-tier of a run written before `doc__bytes`)
+    with_text = spec.rebalance is not None and AMOUNT_COLUMN not in store_columns(store_folder)
+    df = store_frame(store_folder, clusters_folder, spec, with_text=with_text,
+                     cluster_members_only=spec.rebalance is None)
+    if df.height == 0:
+        return DecidePlan(rebalance_probs={} if spec.rebalance else None)
+    decided = decide_frame(df, spec, _plan=False)
+    kept: list[dict[str, Any]] = []
+    if "dedup__cluster_id" in df.columns:
+        pre = decide_frame(df.drop([c for c in df.columns if c.startswith("dedup__is_")]), spec, _plan=False)
+        k = keepers(df.with_columns(pre["reason"].is_null().alias("__survives")))
+        kept = k.with_columns(pl.col("dedup__cluster_id").cast(pl.Int64)).to_dicts()
+    if spec.rebalance is None:
+        return DecidePlan(rebalance_probs=None, keepers=kept)
+    amounts = amounts_of(decided, spec.rebalance)
+    return DecidePlan(rebalance_probs=plan_rebalance(amounts, spec.rebalance.caps, spec.rebalance.weights),
+                      keepers=kept, amounts=amounts)
+
+
+def mixture_report(store_folder, clusters_folder, spec, written: dict[str, int]) -> dict[str, Any]:
+    """Target vs achieved mixture per key: `written` is the amount per key in the output shards."""
+    spec = as_spec(spec)
+    available, probs = plan(store_frame(store_folder, clusters_folder, spec, with_text=True), spec)
+    target_amount = {k: available[k] * probs.get(k, 1.0) for k in available}
+    t_total = sum(target_amount.values()) or 1.0
+    w_total = sum(written.values()) or 1
+    rows = [
+        {
+            "key": k,
+            "available": available[k],
+            "keep_probability": round(probs.get(k, 1.0), 6),
+            "target_share": round(target_amount[k] / t_total, 6),
+            "written": int(written.get(k, 0)),
+            "achieved_share": round(written.get(k, 0) / w_total, 6),
+        }
+        for k in sorted(available)
+    ]
+    rb = spec.rebalance
+    return {"source": rb.source, "key": rb.key, "unit": rb.unit, "rows": rows}

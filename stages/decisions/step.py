@@ -1,4 +1,4 @@
-"""The decision step: applies recipe rules to stored signals, assigns tiers, routes exclusions."""
+"""The decision step: applies the compiled decisions to stored signals, assigns tiers, routes exclusions."""
 
 from __future__ import annotations
 
@@ -8,14 +8,23 @@ from datatrove.data import Document
 from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
-from assay.stages.common.store import signals_frame
+from assay.stages.decisions.frame import documents_frame
+
+REASON_KEY = "decision__reason"
+STAGE_KEY = "decision__stage"
 
 
 class Decide(BaseFilter):
     """Keep/exclude and tier every document with `assay.stages.decisions.rules.decide_frame`.
 
-    Writes `tier`, `quality__bucket` and `decision__reason` into the metadata; excluded documents go
-    to `exclusion_writer` with their reason (never to nowhere).
+    Writes `tier`, `quality__bucket`, `decision__reason` and `decision__stage` (reject | rules | tier |
+    dedup | rebalance) into the metadata, and `dedup__duplicate_of` (the kept copy) for duplicates;
+    excluded documents go to `exclusion_writer` with their reason (never to nowhere).
+
+    What needs the whole run (the kept member of each duplicate cluster among the filter survivors,
+    rebalancing probabilities) comes from `plan_file` (a `DecidePlan` JSON written by a one-task
+    planning phase) or, without one, is planned here from `store_folder` (+ `clusters_folder`), reading
+    only the columns the decisions use.
     """
 
     name = "decide"
@@ -28,57 +37,60 @@ class Decide(BaseFilter):
         batch_size: int = 512,
         store_folder: str | None = None,
         clusters_folder: str | None = None,
+        plan_file: str | None = None,
     ):
         super().__init__(exclusion_writer=exclusion_writer, batch_size=batch_size)
         self.spec = spec
         self.store_folder = store_folder
         self.clusters_folder = clusters_folder
+        self.plan_file = plan_file
         self.rebalance_probs: dict[str, float] | None = None
+        self._keepers: Any = "lookup"
         self._spec_model = None
 
     def _setup(self) -> None:
-        from assay.pipeline.recipe import DecisionSpec
+        from assay.stages.decisions.rebalance import DecidePlan, decide_plan
+        from assay.stages.decisions.spec import as_spec
 
-        self._spec_model = DecisionSpec.model_validate(self.spec)
-        if self._spec_model.rebalance and self.store_folder:
-            # every rank plans from the whole store, so all ranks draw with the same probabilities
-            from assay.stages.decisions.rebalance import plan_from_store
-
-            self.rebalance_probs = plan_from_store(self.store_folder, self._spec_model, self.clusters_folder)
-            for key, p in sorted(self.rebalance_probs.items()):
+        self._spec_model = as_spec(self.spec)
+        plan = None
+        if self.plan_file:
+            plan = DecidePlan.read(self.plan_file)
+        elif self.store_folder and (self._spec_model.rebalance is not None or self.clusters_folder):
+            # every rank plans from the same store, so all ranks agree on keepers and probabilities
+            plan = decide_plan(self.store_folder, self.clusters_folder, self._spec_model)
+        if plan is not None:
+            self.rebalance_probs = plan.rebalance_probs
+            self._keepers = plan.keepers_frame()
+            for key, p in sorted((self.rebalance_probs or {}).items()):
                 self.stat_update(f"rebalance_keep_permille/{key}", value=int(round(p * 1000)))
 
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
         return self.filter_batch([doc])[0]
 
     def filter_batch(self, batch: list[Document]) -> list[bool | tuple[bool, str]]:
-        import polars as pl
-
         from assay.stages.decisions.rules import decide_frame
 
         if self._spec_model is None:
             self._setup()
-        df = signals_frame(batch)
-        live = df
-        if "reject_reason" in df.columns:
-            live = df.filter(pl.col("reject_reason").is_null() | (pl.col("reject_reason") == ""))
-        sources = set(live["source"].drop_nulls().to_list()) if "source" in live.columns else set()
-        for rule in self._spec_model.rules:
-            applies = rule.sources() is None or bool(sources & set(rule.sources()))
-            if applies and rule.signal not in df.columns:
-                # a rule whose signal no document carries is a typo or a missing step: make it visible
-                self.stat_update(f"rule_signal_absent/{rule.name}")
-        out = decide_frame(df, self._spec_model, rebalance_probs=self.rebalance_probs or {}).select(
-            "bucket", "tier", "reason", "keep"
+        df = documents_frame(batch)
+        probs = self.rebalance_probs if self.rebalance_probs is not None else {}
+        out = decide_frame(df, self._spec_model, rebalance_probs=probs, keepers_frame=self._keepers).select(
+            "bucket", "tier", "reason", "stage", "keep", "duplicate_of"
         )
         results: list[bool | tuple[bool, str]] = []
-        for doc, (bucket, tier, reason, keep) in zip(batch, out.iter_rows()):
-            doc.metadata["quality__bucket"] = bucket
-            doc.metadata["tier"] = tier
-            doc.metadata["decision__reason"] = reason
+        for doc, (bucket, tier, reason, stage, keep, dup_of) in zip(batch, out.iter_rows()):
+            md = doc.metadata
+            md["quality__bucket"] = bucket
+            md["tier"] = tier
+            md[REASON_KEY] = reason
+            md[STAGE_KEY] = stage
+            if stage == "dedup":
+                md["dedup__duplicate_of"] = dup_of
             if keep:
                 self.stat_update(f"tier/{tier}")
                 results.append(True)
             else:
+                self.stat_update(f"stage/{stage}")
                 results.append((False, reason))
         return results

@@ -2,9 +2,9 @@
 
 Schema, layout and guarantees are documented in docs/output_schema.md. In short:
 
-* one fixed schema for every shard (``SHARD_SCHEMA``): core columns + ``signals`` and ``provenance``
-  as JSON-object strings, so shards of different sources (with different signal sets) can be read
-  as one dataset without schema unification;
+* one fixed schema for every shard of a run (``shard_schema(signal_schema)``): core columns, ``signals``
+  as a typed struct with one field per signal the run's steps declare (null where a document has none,
+  so shards of different sources read as one dataset) and ``provenance`` as a JSON-object string;
 * hive layout ``<output>/source=<s>/tier=<t>/language=<l>/shard-<rank>-<k>.parquet``;
 * deterministic, seeded shuffle: documents are ordered by ``xxh3_64(f"{seed}:{id}")`` (ties by a
   hash of the text) within each (rank, partition), then cut into shards in that order, so the
@@ -48,12 +48,22 @@ UNDETERMINED_LANGUAGE = "und"
 # fixed overhead per row in the byte budget: offsets, ints, small strings, validity bits
 ROW_OVERHEAD_BYTES = 64
 
-_CORE_META = {"source", "tier", "url", "path", REASON_KEY, "reject_reason"}
+_CORE_META = {"source", "tier", "url", "path", REASON_KEY, "decision__stage", "reject_reason"}
 _SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
 
 
-def shard_schema():
-    """The fixed Arrow schema of every output shard (see docs/output_schema.md)."""
+def signals_struct(signal_schema: dict[str, str] | None):
+    """The Arrow struct of the ``signals`` column: one field per declared signal (sorted by name)."""
+    import pyarrow as pa
+
+    from assay.stages.common.store import arrow_type
+
+    fields = [pa.field(k, arrow_type(t)) for k, t in sorted((signal_schema or {}).items())]
+    return pa.struct(fields or [pa.field("none", pa.bool_())])
+
+
+def shard_schema(signal_schema: dict[str, str] | None = None):
+    """The fixed Arrow schema of every output shard of a run (see docs/output_schema.md)."""
     import pyarrow as pa
 
     return pa.schema(
@@ -67,13 +77,13 @@ def shard_schema():
             pa.field("token_count", pa.int64(), nullable=False),
             pa.field("n_chars", pa.int64(), nullable=False),
             pa.field("n_bytes", pa.int64(), nullable=False),
-            pa.field("signals", pa.string(), nullable=False),
+            pa.field("signals", signals_struct(signal_schema), nullable=False),
             pa.field("provenance", pa.string(), nullable=False),
         ]
     )
 
 
-def exclusion_schema():
+def exclusion_schema(signal_schema: dict[str, str] | None = None):
     """The fixed Arrow schema of exclusion files."""
     import pyarrow as pa
 
@@ -90,7 +100,7 @@ def exclusion_schema():
             pa.field("n_chars", pa.int64(), nullable=False),
             pa.field("n_bytes", pa.int64(), nullable=False),
             pa.field("token_count", pa.int64(), nullable=False),
-            pa.field("signals", pa.string(), nullable=False),
+            pa.field("signals", signals_struct(signal_schema), nullable=False),
             pa.field("text", pa.string()),
         ]
     )
@@ -134,6 +144,59 @@ def split_metadata(metadata: dict[str, Any], language_key: str | None) -> tuple[
         else:
             prov[k] = v
     return signals, prov
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float"
+    return "str"
+
+
+class SignalTypes:
+    """The types of the ``signals`` struct: declared (the run's schema) or, without one, inferred from
+    the values a writer sees (int and float merge to float, other mixes to str)."""
+
+    def __init__(self, declared: dict[str, str] | None):
+        self.declared = dict(declared) if declared else None
+        self.seen: dict[str, str] = {}
+
+    def split(self, signals: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(signals of the struct, undeclared ones: they go to provenance, so nothing is dropped)."""
+        if self.declared is None:
+            for k, v in signals.items():
+                if v is None:
+                    continue
+                old, new = self.seen.get(k), _kind(v)
+                if old is None or old == new:
+                    self.seen[k] = new
+                elif {old, new} <= {"int", "float"}:
+                    self.seen[k] = "float"
+                else:
+                    self.seen[k] = "str"
+            return signals, {}
+        typed = {k: v for k, v in signals.items() if k in self.declared}
+        return typed, {k: v for k, v in signals.items() if k not in self.declared}
+
+    @property
+    def schema(self) -> dict[str, str]:
+        return self.declared if self.declared is not None else dict(self.seen)
+
+    def struct_array(self, values: list[dict[str, Any] | str]):
+        """The typed ``signals`` struct array of dicts (or their JSON strings)."""
+        import pyarrow as pa
+
+        from assay.stages.common.store import coerce
+
+        schema = self.schema
+        rows = []
+        for v in values:
+            d = json.loads(v) if isinstance(v, str) else (v or {})
+            rows.append({k: coerce(d.get(k), t)[0] for k, t in schema.items()} if schema else {"none": None})
+        return pa.array(rows, type=signals_struct(schema))
 
 
 def doc_language(metadata: dict[str, Any], language_keys: Iterable[str]) -> tuple[str, str | None]:
@@ -247,6 +310,8 @@ class ShardWriter(PipelineStep):
         tokenizer_path: `tokenizers` JSON for exact ``token_count``; None -> estimate.
         language_keys: metadata keys tried in order for the ``language`` column.
         reason_key: metadata key holding the exclusion reason (None when kept).
+        signal_schema: the run's declared signals (name -> bool|int|float|str) for the typed ``signals``
+            struct; None infers the types from the documents this writer sees (ad hoc use).
         staging_dir: where staging files go (default: ``<output_folder>/.staging``).
         staging_buffer_bytes: buffered bytes before staging rows are flushed to disk.
         compression_level: zstd level (None: pyarrow's default).
@@ -268,6 +333,7 @@ class ShardWriter(PipelineStep):
         tokenizer_path: str | None = None,
         language_keys: list[str] = list(DEFAULT_LANGUAGE_KEYS),
         reason_key: str = REASON_KEY,
+        signal_schema: dict[str, str] | None = None,
         staging_dir: str | None = None,
         staging_buffer_bytes: int = 64 * 1024 * 1024,
         compression_level: int | None = None,
@@ -288,6 +354,8 @@ class ShardWriter(PipelineStep):
         self.tokenizer_path = str(tokenizer_path) if tokenizer_path else None
         self.language_keys = list(language_keys)
         self.reason_key = reason_key
+        self.signal_schema = dict(signal_schema) if signal_schema else None
+        self._types = SignalTypes(self.signal_schema)
         self.staging_dir = staging_dir
         self.staging_buffer_bytes = int(staging_buffer_bytes)
         self.compression_level = compression_level
@@ -305,7 +373,8 @@ class ShardWriter(PipelineStep):
         source = partition_value(md.get("source"))
         tier = partition_value(md.get("tier"))
         signals, prov = split_metadata(md, lang_key)
-        signals_json, prov_json = _json_dumps(signals), _json_dumps(prov)
+        signals, undeclared = self._types.split(signals)
+        signals_json, prov_json = _json_dumps(signals), _json_dumps({**prov, **undeclared})
         url_or_path = md.get("url") or md.get("path")
         url_or_path = None if url_or_path is None else sanitize_text(str(url_or_path))
         doc_id = sanitize_text(str(doc.id))
@@ -336,6 +405,7 @@ class ShardWriter(PipelineStep):
         import pyarrow as pa
 
         s = shard_schema()
+        s = s.set(s.get_field_index("signals"), pa.field("signals", pa.string(), nullable=False))
         for name, typ in (("_key", pa.uint64()), ("_tie", pa.uint64()), ("_rowbytes", pa.int64())):
             s = s.append(pa.field(name, typ, nullable=False))
         return s
@@ -397,9 +467,14 @@ class ShardWriter(PipelineStep):
                 "assay.seed": str(self.seed),
                 "assay.partition": part,
             }
-            core = shard_schema().names
+            final_schema = shard_schema(self._types.schema)
+            core = final_schema.names
             for k, (start, stop) in enumerate(self.plan_shards(rowbytes.tolist(), tokens.tolist())):
-                shard = table.take(pa.array(order[start:stop])).select(core).cast(shard_schema())
+                shard = table.take(pa.array(order[start:stop])).select(core)
+                i = core.index("signals")
+                shard = shard.set_column(i, final_schema.field("signals"),
+                                         self._types.struct_array(shard.column("signals").to_pylist()))
+                shard = shard.cast(final_schema)
                 final = Path(self.output_folder) / part / f"shard-{rank:05d}-{k:05d}.parquet"
                 meta_k = {**meta, "assay.row_bytes": str(int(rowbytes[start:stop].sum()))}
                 _write_parquet_atomically(
@@ -482,17 +557,19 @@ class ShardWriter(PipelineStep):
 # ------------------------------------------------------------------------------------ ExclusionWriter
 
 
+STAGE_KEY = "decision__stage"
+
+
 def exclusion_stage(reason: str, metadata: dict[str, Any]) -> str:
-    """The funnel stage a reason belongs to: reject | dedup | rules | rebalance | tier."""
+    """The funnel stage of an exclusion, as the decision compiler gave it (``decision__stage``): reject |
+    rules | tier | dedup | rebalance. Without a decision (an exclusion writer of a filter), an earlier
+    stage's ``reject_reason`` is ``reject`` and anything else is ``filter``: never guessed from the spelling."""
+    stage = metadata.get(STAGE_KEY)
+    if stage:
+        return str(stage)
     if metadata.get("reject_reason") and reason == metadata.get("reject_reason"):
         return "reject"
-    if reason.startswith("dedup"):
-        return "dedup"
-    if reason.startswith("tier_"):
-        return "tier"
-    if reason.endswith("_rebalance"):
-        return "rebalance"
-    return "rules"
+    return "filter"
 
 
 class ExclusionWriter(PipelineStep):
@@ -522,9 +599,12 @@ class ExclusionWriter(PipelineStep):
         rows_per_file: int = 100_000,
         language_keys: list[str] = list(DEFAULT_LANGUAGE_KEYS),
         reason_key: str = REASON_KEY,
+        signal_schema: dict[str, str] | None = None,
     ):
         super().__init__()
         self.output_folder = str(_local_folder(output_folder))
+        self.signal_schema = dict(signal_schema) if signal_schema else None
+        self._types = SignalTypes(self.signal_schema)
         self.include_text = include_text
         self.tokenizer_path = str(tokenizer_path) if tokenizer_path else None
         self.rows_per_file = int(rows_per_file)
@@ -554,6 +634,7 @@ class ExclusionWriter(PipelineStep):
             n_bytes = len(text.encode("utf-8"))
         language, lang_key = doc_language(md, self.language_keys)
         signals, _ = split_metadata(md, lang_key)
+        signals, _ = self._types.split(signals)
         stage = exclusion_stage(reason, md)
         dup = None
         if stage == "dedup":
@@ -572,7 +653,7 @@ class ExclusionWriter(PipelineStep):
             "n_chars": len(text),
             "n_bytes": len(text.encode("utf-8")),
             "token_count": 0,
-            "signals": _json_dumps(signals),
+            "signals": _json_dumps(signals),  # typed into the struct at flush
             "text": text if self.include_text else None,
             "_text": text,
         }
@@ -630,7 +711,11 @@ class ExclusionWriter(PipelineStep):
         self._count_pending()
         if not self._rows:
             return
-        table = pa.Table.from_pylist(self._rows, schema=exclusion_schema())
+        schema = exclusion_schema(self._types.schema)
+        signals = self._types.struct_array([r.pop("signals") for r in self._rows])
+        plain = schema.remove(schema.get_field_index("signals"))
+        table = pa.Table.from_pylist(self._rows, schema=plain)
+        table = table.add_column(schema.get_field_index("signals"), schema.field("signals"), signals)
         final = Path(self.output_folder) / f"part-{self._rank:05d}-{self._file_index:05d}.parquet"
         _write_parquet_atomically(
             table, final, row_group_rows=8192, row_group_bytes=64 * 1024 * 1024,
@@ -664,5 +749,8 @@ def open_dataset(output_folder: str | Path):
     """The shards as one ``pyarrow.dataset`` (partition columns read from the files, not re-inferred)."""
     import pyarrow.dataset as ds
 
+    import pyarrow.parquet as pq
+
     files = [str(p) for p in list_shards(output_folder)]
-    return ds.dataset(files, schema=shard_schema(), format="parquet")
+    schema = pq.read_schema(files[0]).remove_metadata() if files else shard_schema()
+    return ds.dataset(files, schema=schema, format="parquet")

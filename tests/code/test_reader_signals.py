@@ -132,5 +132,8 @@ def test_signal_step_never_drops(tmp_path):
     assert [d.id for d in out] == ["bin", "web", "empty", "py"]
     assert out[0].metadata["code__binary"] is True
     assert "code__language" not in out[1].metadata
-    assert out[2].metadata["code__rule_reasons"] == "code_empty"
+    assert "code__rule_reasons" not in out[2].metadata  # no stored verdict: decisions apply the rule files
+    from assay.stages.decisions.rules import decide
+
+    assert decide({"id": "empty", **out[2].metadata}, {}).reason == "code_empty"
     assert out[3].metadata["code__language"] == "python" and out[3].metadata["code__duplicate_line_fraction"] == 0.0

@@ -91,6 +91,9 @@ def make_documents(n: int = 480, seed: int = 7) -> list[Document]:
             md["decision__reason"] = "tier_low"
         else:
             md["decision__reason"] = None
+        # the decision compiler gives each reason its stage (the writers never guess it from the spelling)
+        md["decision__stage"] = {reject: "reject", "dedup_minhash": "dedup", f"{source}_min_words": "rules",
+                                 "tier_low": "tier", None: None}[md["decision__reason"]]
         if md["decision__reason"] in (None, "tier_low") and "tier" not in md:
             md["tier"] = "high" if score > 0.66 else ("medium" if score > 0.33 else "low")
         elif "tier" not in md and md["decision__reason"] is not None and not md.get("reject_reason"):

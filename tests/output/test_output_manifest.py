@@ -71,7 +71,7 @@ def test_exclusions_by_reason(documents, manifest, fake_run):
     files = sorted((fake_run / "excluded").glob("part-*.parquet"))
     assert ex["tokens"] == sum(sum(pq.read_table(f).column("token_count").to_pylist()) for f in files)
     assert ex["by_stage"]["reject"]["documents"] == sum(1 for d in documents if d.metadata.get("reject_reason"))
-    assert list(ex["by_stage"]) == ["reject", "dedup", "rules", "tier"]
+    assert list(ex["by_stage"]) == ["reject", "rules", "tier", "dedup"]  # the decision order
     assert manifest["totals"]["documents"] + ex["documents"] == len(documents)  # conservation
 
 

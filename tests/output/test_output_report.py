@@ -104,7 +104,7 @@ def test_headline_and_funnel_match_documents(dom, documents):
     for src in ("web", "code", "pdf"):
         assert value(dom, f"funnel/{src}/input/documents_in") == by_source[src]
         remaining = by_source[src]
-        for stage in ("reject", "dedup", "rules", "tier"):
+        for stage in ("reject", "rules", "tier", "dedup"):  # the decision order
             assert value(dom, f"funnel/{src}/{stage}/documents_removed") == removed[(src, stage)]
             remaining -= removed[(src, stage)]
             assert value(dom, f"funnel/{src}/{stage}/documents_out") == remaining

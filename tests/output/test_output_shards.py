@@ -4,6 +4,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from datatrove.data import Document
@@ -19,6 +20,17 @@ from assay.stages.output.shards import (
     shard_schema,
 )
 
+
+
+def _without_signals(schema):
+    return schema.remove(schema.get_field_index("signals"))
+
+
+def _sig_json(row):
+    """The row-byte budget counts the signals as the JSON text of the present ones (see ShardWriter._row)."""
+    from assay.stages.output.shards import _json_dumps
+
+    return _json_dumps({k: v for k, v in row["signals"].items() if v is not None})
 
 def _kept(docs):
     return [d for d in docs if d.metadata.get("decision__reason") is None]
@@ -47,7 +59,8 @@ def test_schema_layout_and_columns(tmp_path, documents):
     rows = 0
     for p in shards:
         pf = pq.ParquetFile(p)
-        assert pf.schema_arrow.remove_metadata() == shard_schema()
+        assert _without_signals(pf.schema_arrow.remove_metadata()) == _without_signals(shard_schema())
+        assert pa.types.is_struct(pf.schema_arrow.field("signals").type)  # typed, not a JSON string
         kv = pf.schema_arrow.metadata
         assert kv[b"assay.schema_version"] == b"1"
         assert kv[b"assay.token_count_method"].startswith(b"estimate:")
@@ -60,7 +73,7 @@ def test_schema_layout_and_columns(tmp_path, documents):
         for col in ("source", "tier", "language"):
             assert set(t.column(col).to_pylist()) == {part[col]}
         for s in t.column("signals").to_pylist():
-            sig = json.loads(s)
+            sig = {k: v for k, v in s.items() if v is not None}
             assert "quality__score" in sig and all("__" in k for k in sig)
             assert "decision__reason" not in sig and "lang__code" not in sig
         rows += t.num_rows
@@ -87,7 +100,7 @@ def test_shard_sizes_respect_the_limits(tmp_path, documents):
     for p in list_shards(out):
         pf = pq.ParquetFile(p)
         t = pf.read()
-        rb = [row_nbytes(r["n_bytes"], r["id"], r["url_or_path"], r["signals"], r["provenance"], r["source"], r["language"], r["tier"])
+        rb = [row_nbytes(r["n_bytes"], r["id"], r["url_or_path"], _sig_json(r), r["provenance"], r["source"], r["language"], r["tier"])
               for r in t.to_pylist()]
         assert int(pf.schema_arrow.metadata[b"assay.row_bytes"]) == sum(rb)
         if t.num_rows > 1:
@@ -98,7 +111,7 @@ def test_shard_sizes_respect_the_limits(tmp_path, documents):
         for i in range(pf.metadata.num_row_groups):
             g = pf.read_row_group(i).to_pylist()
             assert len(g) <= 7
-            g_bytes = sum(row_nbytes(r["n_bytes"], r["id"], r["url_or_path"], r["signals"], r["provenance"], r["source"], r["language"], r["tier"]) for r in g)
+            g_bytes = sum(row_nbytes(r["n_bytes"], r["id"], r["url_or_path"], _sig_json(r), r["provenance"], r["source"], r["language"], r["tier"]) for r in g)
             assert len(g) == 1 or g_bytes <= 12_000
     assert n_multi >= 5
     # a shard is cut only when the next document would not fit
@@ -169,7 +182,7 @@ def test_bad_input_never_crashes(tmp_path):
     assert set(rows) == {"bad\ufffdid", "empty", "nan", "weird"}
     assert rows["bad\ufffdid"]["text"] == "lone \ufffd surrogate"
     assert rows["empty"]["language"] == "und" and rows["empty"]["token_count"] == 0
-    sig = json.loads(rows["nan"]["signals"])
+    sig = rows["nan"]["signals"]
     assert sig["x__score"] is None and sig["x__inf"] is None and sig["x__list"] == "[1, 2]"
     assert rows["weird"]["source"] == "unknown" and rows["weird"]["tier"] == "unknown"
     assert "/" not in rows["weird"]["language"] and ".." in rows["weird"]["language"]
@@ -182,7 +195,8 @@ def test_exclusion_writer_step(tmp_path, documents):
     assert len(passed) == len(documents)
     files = sorted(tmp_path.glob("part-00003-*.parquet"))
     t = pq.read_table(files)
-    assert t.schema.remove_metadata() == exclusion_schema()
+    assert _without_signals(t.schema.remove_metadata()) == _without_signals(exclusion_schema())
+    assert pa.types.is_struct(t.schema.field("signals").type)
     excluded = [d for d in documents if d.metadata.get("decision__reason")]
     assert t.num_rows == len(excluded)
     rows = {r["id"]: r for r in t.to_pylist()}
