@@ -48,6 +48,12 @@ _KINDS = [
               "detectors for malformed reconstructions"),
     StageKind("quality_scores_v1", "assay.stages.signals.quality:QualityScores", "signal",
               "fastText quality classifiers (web, code, stem) and calibrated percentiles"),
+    StageKind("web_quality_v1", "assay.stages.web.quality:WebQualityScore", "signal",
+              "learned web quality order: quality__web_score, quality__web_pct, quality__lang"),
+    StageKind("url_safety_v1", "assay.stages.web.safety:UrlSafety", "signal",
+              "UT1-format domain/URL blocklists and banned URL words: safety__url_blocked, safety__url_reason"),
+    StageKind("adult_content_v1", "assay.stages.web.safety:AdultContent", "signal",
+              "LDNOOBW adult-word share per language: safety__adult_share, safety__adult_words"),
     StageKind("normalize_v1", "assay.stages.output.normalize:TextNormalizer", "parse", "NFC, mojibake repair, newlines"),
 ]
 
