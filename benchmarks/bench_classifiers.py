@@ -1,5 +1,12 @@
 """Classifier benchmarks.
 
+0. Web quality order against held-out human labels (``--quality``; TEST splits of benchmarks/splits.py,
+   never trained or tuned on): ROC AUC per set and per language of ``stages.web.quality_score`` (the
+   order the default recipe tiers by), the ``web`` and ``web_ml`` models alone, and the anchors measured
+   in the same run: document length, the previous ``web`` model and the previous order max(web, stem)
+   percentile (the shipped models of ``--baseline-rev``, read from git). Also the adult-word share
+   against HPLT porn labels per language.
+
 1. Prediction throughput per core (documents/s) of every shipped model through our batch path
    (``assay.classifiers.load(name).score(texts)``: normalisation + one multi-line predict call), against
    two anchors measured in the same run on the same texts:
@@ -11,6 +18,7 @@
    re-scoring the same rows (extrapolated from the measured web-model throughput).
 
     .venv/bin/python benchmarks/bench_classifiers.py [--docs 2000] [--repeats 5] [--rows 1000000]
+    .venv/bin/python benchmarks/bench_classifiers.py --quality-only      # just section 0 (about 2 minutes)
 
 Single process, single thread (``taskset`` not required: fastText predict is single-threaded).
 """
@@ -78,7 +86,7 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
         hits = list(Path(list(spec.submodule_search_locations)[0]).rglob("lid.176.ftz"))
         lid_path = hits[0] if hits else None
     lid = ft.load_model(str(lid_path)) if lid_path else None
-    for name in classifiers.SHIPPED:
+    for name in assay.classifiers.SHIPPED:
         try:
             m = assay.classifiers.load(name)
         except FileNotFoundError:
@@ -123,6 +131,146 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
     except FileNotFoundError:
         pass
     return rows
+
+
+BASELINE_REV = "67ee056"  # the commit before the learned web order (web + stem models, max of percentiles)
+
+TEST_SETS = {
+    # name: source spec (test split only); English human judgments = hplt_inspection(en) + turku_docs(en)
+    "hplt_inspection": {"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz"},
+    "turku_docs": {"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
+                   "langs": ["en", "de", "es", "fi", "fr", "sv"], "unit": "doc", "split_dataset": "turku_quality"},
+    "register_core_mt": {"builder": "register_core", "path": "multilingual/turku_register_core/*.tsv.gz"},
+    "reference_vs_random": None,  # built below from three sources
+}
+
+
+def _quality_test_sets(root: Path) -> dict[str, list]:
+    from assay.classifiers.data import build_source
+
+    out = {}
+    for name, spec in TEST_SETS.items():
+        if spec is None:
+            continue
+        spec = {"split_dataset": name, **spec, "split": "test"}
+        out[name] = [e for e in build_source(spec, root)[0] if e.label in (0, 1)]
+    ref = []
+    for spec in ({"builder": "wikipedia_xml", "path": "quality/wikipedia_dump_snippets/enwiki-*.bz2", "chunk_chars": 3000,
+                  "min_words": 40, "max_chunks_per_doc": 2, "split_dataset": "enwiki_snippets", "label": 1},
+                 {"builder": "labelled", "path": "quality/dolma_ccnet_head/*.jsonl.gz", "chunk_chars": 3000,
+                  "min_words": 40, "split_dataset": "ccnet_head", "label": 1},
+                 {"builder": "warc_html", "path": "warc/**/*.warc*", "main_content": True, "chunk_chars": 3000,
+                  "min_words": 20, "max_chunks_per_doc": 1, "split_dataset": "warc_pages", "split_by": "site",
+                  "label": 0}):
+        for e in build_source({**spec, "split": "test"}, root)[0]:
+            e.lang = "en"
+            ref.append(e)
+    out["reference_vs_random"] = ref
+    out["english_human"] = [e for n in ("hplt_inspection", "turku_docs") for e in out[n] if e.lang == "en"]
+    return out
+
+
+def _baseline_models(rev: str, tmp: Path) -> dict:
+    """The shipped web/stem models of an earlier commit (``git show``), loaded as QualityModel."""
+    import subprocess
+
+    from assay.classifiers.model import QualityModel
+
+    repo = Path(__file__).resolve().parents[1]
+    out = {}
+    for name in ("web", "stem"):
+        files = {}
+        for ext in (".ftz", ".calib.json", ".card.json"):
+            r = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:classifiers/models/{name}{ext}"],
+                               capture_output=True)
+            if r.returncode != 0:
+                return {}
+            (tmp / f"{name}{ext}").write_bytes(r.stdout)
+            files[ext] = tmp / f"{name}{ext}"
+        out[name] = QualityModel(files[".ftz"], name=name)
+    return out
+
+
+def bench_quality(rev: str = BASELINE_REV) -> dict:
+    """Test-split ROC AUC per set and per language: ours, models alone, anchors (same run)."""
+    import assay.classifiers
+    from assay.classifiers.calibrate import percentile
+    from assay.classifiers.data import default_data_root
+    from assay.classifiers.metrics import roc_auc
+    from assay.stages.web.quality import combine, load_combiner, quality_features
+    from assay.stages.web.safety import adult_word_share
+
+    root = default_data_root()
+    sets = _quality_test_sets(root)
+    comb = load_combiner()
+    scorers: dict[str, dict[str, np.ndarray]] = {}
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = _baseline_models(rev, Path(tmp))
+        for name, exs in sets.items():
+            texts = [e.text for e in exs]
+            X, names, langs = quality_features(texts, comb["models"])
+            sc = {"quality_score (ours)": combine(X, names, comb),
+                  "web model alone (new)": assay.classifiers.load("web").score(texts),
+                  "web_ml model alone": assay.classifiers.load("web_ml").score(texts),
+                  "anchor: length (chars)": np.array([len(t) for t in texts], dtype=float)}
+            if base:
+                w, st = base["web"].score(texts), base["stem"].score(texts)
+                sc["anchor: previous web model"] = w
+                sc["anchor: previous max(web, stem) pct"] = np.maximum(percentile(base["web"].path, w),
+                                                                       percentile(base["stem"].path, st))
+            scorers[name] = sc
+            for e, lang in zip(exs, langs):
+                e.detected = lang
+    seconds = time.time() - t0
+    rows = []
+    for name, exs in sets.items():
+        y = np.array([e.label for e in exs])
+        langs = np.array([e.lang or "?" for e in exs])
+        groups = [("all", np.ones(len(y), dtype=bool))] + [(lg, langs == lg) for lg in sorted(set(langs.tolist()))]
+        for lg, m in groups:
+            if (y[m] == 0).sum() < 3 or (y[m] == 1).sum() < 3 or (lg != "all" and len(set(langs.tolist())) == 1):
+                continue
+            rows.append((name, lg, int(m.sum()), int((y[m] == 0).sum()),
+                         {k: roc_auc(y[m], v[m]) for k, v in scorers[name].items()}))
+    # adult share vs HPLT porn labels (test split), per language
+    from assay.classifiers.data import build_source
+
+    porn = build_source({"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz", "label_kind": "porn",
+                         "split": "test", "split_dataset": "hplt_inspection"}, root)[0]
+    from assay.stages.web.langid import detect_language
+
+    share = np.array([adult_word_share(e.text, detect_language(e.text)[0]) for e in porn])
+    yp = np.array([e.label for e in porn])
+    pl_ = np.array([e.lang for e in porn])
+    adult = {"all": (len(yp), int(yp.sum()), roc_auc(yp, share) if 0 < yp.sum() < len(yp) else float("nan"),
+                     int(((share >= 0.03) & (yp == 1)).sum()), int(((share >= 0.03) & (yp == 0)).sum()))}
+    for lg in sorted(set(pl_.tolist())):
+        m = pl_ == lg
+        if yp[m].sum() >= 1:
+            adult[lg] = (int(m.sum()), int(yp[m].sum()), roc_auc(yp[m], share[m]) if yp[m].sum() < m.sum() else float("nan"),
+                         int(((share[m] >= 0.03) & (yp[m] == 1)).sum()), int(((share[m] >= 0.03) & (yp[m] == 0)).sum()))
+    return {"rows": rows, "adult": adult, "seconds": seconds, "baseline_rev": rev}
+
+
+def print_quality(res: dict) -> None:
+    rows = res["rows"]
+    if not rows:
+        print("\n(no quality test sets: ../shared/data absent)")
+        return
+    cols = list(rows[0][4])
+    print(f"\n## Web quality order vs human labels: TEST split ROC AUC (benchmarks/splits.py), scoring {res['seconds']:.0f} s\n")
+    print("| set | language | n | bad | " + " | ".join(cols) + " |")
+    print("|---|---|---|---|" + "---|" * len(cols))
+    for name, lg, n, neg, aucs in rows:
+        print(f"| {name} | {lg} | {n} | {neg} | " + " | ".join(f"{aucs[c]:.3f}" for c in cols) + " |")
+    print(f"\nAnchors 'previous' = shipped models at commit {res['baseline_rev']}. Languages with < 3 bad or"
+          " < 3 good test rows are pooled only in 'all'.")
+    print("\n## Adult-word share (LDNOOBW) vs HPLT porn labels, TEST split; default rule excludes share >= 0.03\n")
+    print("| language | n | porn | ROC AUC | flagged porn | flagged not porn |")
+    print("|---|---|---|---|---|---|")
+    for lg, (n, pos, auc, tp, fp) in res["adult"].items():
+        print(f"| {lg} | {n} | {pos} | {auc:.3f} | {tp} | {fp} |")
 
 
 def bench_retier(n_rows: int, repeats: int, web_docs_per_s: float) -> dict:
@@ -180,8 +328,14 @@ def main() -> int:
     ap.add_argument("--docs", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--quality-only", action="store_true", help="only the web quality order vs human labels")
+    ap.add_argument("--baseline-rev", default=BASELINE_REV, help="git revision of the previous models (anchors)")
     a = ap.parse_args()
     t0 = time.time()
+    print_quality(bench_quality(a.baseline_rev))
+    if a.quality_only:
+        print(f"\n(total {time.time() - t0:.0f} s)")
+        return 0
     rows = bench_throughput(a.docs, a.repeats)
     print(f"\n## Prediction throughput, one core, {a.docs} docs per model (median of {a.repeats})\n")
     print("| model | ours: batch score() docs/s | anchor: datatrove-style per-doc predict docs/s | ratio ours/anchor"

@@ -756,9 +756,13 @@ def build_source(spec: dict, root: Path, *, seed: int = 0) -> tuple[list[Example
         # keep only the groups of the named split(s) of benchmarks/splits.py (train+dev for training,
         # test for evaluation); ``split_dataset`` names the labelled set the split belongs to
         wanted = {spec["split"]} if isinstance(spec["split"], str) else set(spec["split"])
-        split_of = grouped_split_fn()
+        split_of, site_of = grouped_split_fn()
         ds = spec.get("split_dataset") or name
-        exs = [e for e in exs if split_of(e.group, dataset=ds) in wanted]
+        # ``split_by: site``: group by the registrable domain of the group's URL (WARC records), so one
+        # site never straddles train and test; default: the builder's group (file, row, article)
+        key = ((lambda g: site_of(g.split(":", 1)[1] if g.startswith("warc:") else g))
+               if spec.get("split_by") == "site" else (lambda g: g))
+        exs = [e for e in exs if split_of(key(e.group), dataset=ds) in wanted]
     max_docs = int(spec.get("max_docs", 0))
     if max_docs and len(exs) > max_docs:
         order = sorted(range(len(exs)), key=lambda i: _h(seed, name, exs[i].group, i))[:max_docs]
@@ -771,7 +775,7 @@ def build_source(spec: dict, root: Path, *, seed: int = 0) -> tuple[list[Example
 
 
 def grouped_split_fn():
-    """``split_of`` from ``benchmarks/splits.py`` (the project's one train/dev/test assignment), loaded by
+    """``(split_of, site_of)`` from ``benchmarks/splits.py`` (the project's one train/dev/test assignment), loaded by
     path: benchmarks are not an installed package, and classifiers must not depend on them at run time."""
     import importlib.util  # noqa: PLC0415
     import sys  # noqa: PLC0415
@@ -784,7 +788,7 @@ def grouped_split_fn():
         spec = importlib.util.spec_from_file_location("assay_benchmark_splits", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-    return mod.split_of
+    return mod.split_of, mod.site_of
 
 
 def build_sources(specs: Iterable[dict], root: Path, *, seed: int = 0) -> tuple[list[Example], list[dict]]:

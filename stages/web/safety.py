@@ -39,6 +39,12 @@ LDNOOBW_DIR = Path(__file__).resolve().parent / "data" / "ldnoobw"
 NO_SPACE_LANGS = frozenset({"zh", "ja", "ko", "th", "wuu", "yue", "lo", "km", "my"})
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 _URL_SPLIT = re.compile(r"[^a-zA-Z0-9]+")
+# LDNOOBW entries that are clinical/anatomical terms or ordinary words of other languages (Spanish
+# "negro" = black, "del"); counted as adult words they flag health pages and Spanish prose
+# (seen on the HPLT train/dev split), so they never count.
+NEUTRAL_TERMS = frozenset({"sexual", "sexually", "sexuality", "penis", "vagina", "vulva", "semen", "sperm",
+                           "ejaculation", "nipple", "nipples", "breast", "breasts", "anus", "rectum", "negro", "del",
+                           "xx"})
 # lid.176 codes -> LDNOOBW file names where they differ
 _LIST_ALIASES = {"nb": "no", "nn": "no", "tl": "fil"}
 
@@ -67,6 +73,8 @@ def load_wordlist(lang: str, directory: str | None = None) -> tuple[frozenset, f
             subs.append(w)
             continue
         toks = tuple(_WORD_RE.findall(w))
+        if len(toks) == 1 and toks[0] in NEUTRAL_TERMS:
+            continue
         if len(toks) == 1:
             words.add(toks[0])
         elif toks:
