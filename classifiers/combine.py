@@ -47,7 +47,8 @@ class CombinerRecipe(BaseModel):
     calibration: list[dict] = Field(default_factory=list)  # unlabelled reference text for percentiles
     l2: float = 1.0
     class_balance: bool = True
-    source_balance: bool = True  # every labelled source gets the same total weight
+    source_balance: bool = True  # every labelled source gets the same total weight ...
+    source_weights: dict[str, float] = Field(default_factory=dict)  # ... times this factor (default 1)
     baseline_feature: str = "log_chars"
     per_language_min_negatives: int = 3  # per-language AUC only where both classes have enough rows
 
@@ -141,7 +142,7 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
     if recipe.source_balance:
         for s in set(srcs):
             m = srcs == s
-            w[m] = 1.0 / m.sum()
+            w[m] = float(recipe.source_weights.get(s, 1.0)) / m.sum()
     if recipe.class_balance:
         for s in set(srcs):
             for c in (0, 1):

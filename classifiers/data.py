@@ -37,6 +37,7 @@ class Example:
     group: str = ""
     source: str = ""
     lang: str = ""  # ISO 639-1 where the source says (HPLT, Turku); "" when unknown
+    repeat: int = 1  # times this example is written to the training file (source key ``repeat``)
 
 
 @dataclass
@@ -764,6 +765,9 @@ def build_source(spec: dict, root: Path, *, seed: int = 0) -> tuple[list[Example
                if spec.get("split_by") == "site" else (lambda g: g))
         exs = [e for e in exs if split_of(key(e.group), dataset=ds) in wanted]
     max_docs = int(spec.get("max_docs", 0))
+    if int(spec.get("repeat", 1)) > 1:  # weight a small in-domain set up in training (see expand_repeats)
+        for e in exs:
+            e.repeat = int(spec["repeat"])
     if max_docs and len(exs) > max_docs:
         order = sorted(range(len(exs)), key=lambda i: _h(seed, name, exs[i].group, i))[:max_docs]
         exs = [exs[i] for i in sorted(order)]
@@ -828,6 +832,16 @@ def balance(examples: list[Example], how: str = "downsample", *, seed: int = 0) 
     out = small + big
     out.sort(key=lambda e: _h(seed, "shuffle", e.group, e.text[:64], e.label))
     return out
+
+
+def expand_repeats(examples: list[Example], *, seed: int = 0) -> list[Example]:
+    """Each example ``repeat`` times, the copies spread through the file (deterministic order):
+    fastText has no sample weights, so a small in-domain set is up-weighted by repetition."""
+    if all(e.repeat <= 1 for e in examples):
+        return examples
+    out = [(e, k) for e in examples for k in range(max(1, e.repeat))]
+    out.sort(key=lambda t: _h(seed, "repeat", t[0].group, t[0].text[:64], t[1]))
+    return [e for e, _ in out]
 
 
 def dedup(examples: list[Example], key: Callable[[Example], str]) -> list[Example]:

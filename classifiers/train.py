@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.classifiers import metrics as M
 from assay.classifiers.calibrate import build_table, percentile
-from assay.classifiers.data import (balance, build_sources, dedup, default_data_root,
-                              holdout_split)
+from assay.classifiers.data import (balance, build_sources, dedup, default_data_root, expand_repeats,
+                                    holdout_split)
 from assay.classifiers.text import Normalization, n_tokens, normalize
 
 
@@ -151,7 +151,7 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
     examples = dedup(examples, key=lambda e: e.text)
     log(f"{n_before} examples, {len(examples)} after exact dedup")
     train_ex, test_ex = holdout_split(examples, recipe.holdout, seed=recipe.seed)
-    train_bal = balance(train_ex, recipe.balance, seed=recipe.seed)
+    train_bal = expand_repeats(balance(train_ex, recipe.balance, seed=recipe.seed), seed=recipe.seed)
     n_pos_tr = sum(e.label for e in train_bal)
     log(f"train {len(train_bal)} (pos {n_pos_tr}), holdout {len(test_ex)} (pos {sum(e.label for e in test_ex)})")
     if len(train_bal) < 50:
