@@ -130,6 +130,17 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
         rows.append(("QualityScores step, web+stem", len(docs), len(docs) / t_step, len(docs) / t_two, float("nan")))
     except FileNotFoundError:
         pass
+    try:  # the learned web order: lid + heuristics + adult share + web/web_ml + combiner, per document
+        from assay.stages.web.quality import quality_score
+
+        docs = texts["prose"]
+        quality_score(docs[:10])
+        t_q = _median_time(lambda: quality_score(docs), max(1, repeats // 2))
+        t_lid = _median_time(lambda: [lid.predict(t.replace("\n", " "), k=1) for t in docs], repeats) if lid else float("nan")
+        rows.append(("web_quality: stages.web.quality_score (all signals)", len(docs), len(docs) / t_q,
+                     float("nan"), len(docs) / t_lid))
+    except FileNotFoundError:
+        pass
     return rows
 
 
@@ -343,7 +354,8 @@ def main() -> int:
     print("|---|---|---|---|---|---|")
     for name, n, ours, dt, lid in rows:
         lid_s = f"{lid:,.0f} | {ours / lid:.2f}x" if lid == lid else "- | -"
-        print(f"| {name} | {ours:,.0f} | {dt:,.0f} | {ours / dt:.2f}x | {lid_s} |")
+        dt_s = f"{dt:,.0f} | {ours / dt:.2f}x" if dt == dt else "- | -"
+        print(f"| {name} | {ours:,.0f} | {dt_s} | {lid_s} |")
     web_rate = next((r[2] for r in rows if r[0] == "web"), 1000.0)
     r = bench_retier(a.rows, max(3, a.repeats // 2), web_rate)
     print(f"\n## Re-tiering {r['rows']:,} stored rows from Parquet ({r['parquet_mb']:.0f} MB, median of {max(3, a.repeats // 2)})\n")

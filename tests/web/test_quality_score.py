@@ -103,14 +103,13 @@ def test_default_pipeline_tiers_follow_quality_score(shared_data: Path, tmp_path
     picked, seen = [], {}
     for e in ex:
         key = (e.lang, e.label)
-        if seen.get(key, 0) < (2 if e.label else 1) and len(e.text.split()) > 60:
+        if seen.get(key, 0) < (3 if e.label else 1) and len(e.text.split()) > 60:
             seen[key] = seen.get(key, 0) + 1
             picked.append(e)
-    picked = picked[:30]
     pages = []
     for i, e in enumerate(picked):
-        half = len(e.text) // 2
-        paras = "".join(f"<p>{p}</p>" for p in (e.text[:half], e.text[half:]))
+        # each row is two excerpts joined by "..."; as two paragraphs (the ellipsis would trip a Gopher rule)
+        paras = "".join(f"<p>{p.strip()}</p>" for p in e.text.split("...") if p.strip())
         pages.append((f"https://site{i}.example.org/page", f"<html><body><article>{paras}</article></body></html>"))
     warc = tmp_path / "pages.warc.gz"
     _warc(warc, pages)
