@@ -51,13 +51,13 @@ def _clip(x, lo, hi) -> float:
 
 def heuristic_features(text: str, lang_score: float, lang: str) -> list[float]:
     """The language-independent features of one text, in the order of ``HEURISTICS``."""
-    from assay.stages.web.heuristics import web_heuristic_signals  # noqa: PLC0415
+    from assay.stages.web.heuristics import classic_signals  # noqa: PLC0415
     from assay.stages.web.safety import adult_word_share  # noqa: PLC0415
 
     t = text[:TEXT_MAX_CHARS]
-    s = web_heuristic_signals(t)
+    s = classic_signals(t)  # the full-text values of web_heuristic_signals (gopher__/c4__/fineweb__)
     n_words = max(1, int(s.get("gopher__n_words") or 0))
-    letters = sum(1 for ch in t if ch.isalpha()) or 1
+    letters = sum(map(str.isalpha, t)) or 1
     chars = len(t) or 1
     return [
         math.log1p(len(t)),
@@ -73,8 +73,8 @@ def heuristic_features(text: str, lang_score: float, lang: str) -> list[float]:
         _clip(s.get("gopher__bullet_lines_ratio"), 0, 1),
         _clip(s.get("gopher__ellipsis_word_ratio"), 0, 1),
         _clip((s.get("c4__n_sentences") or 0) / n_words, 0, 1),
-        sum(1 for ch in t if ch.isupper()) / letters,
-        sum(1 for ch in t if ch.isdigit()) / chars,
+        sum(map(str.isupper, t)) / letters,
+        sum(map(str.isdigit, t)) / chars,
         _clip(lang_score, 0, 1),
         math.log1p(1000.0 * adult_word_share(t, lang)),
     ]

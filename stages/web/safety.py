@@ -87,6 +87,14 @@ def _substring_re(subs: tuple) -> re.Pattern | None:
     return re.compile("|".join(re.escape(s) for s in subs)) if subs else None
 
 
+@lru_cache(maxsize=64)
+def _phrases_by_first(phrases: frozenset) -> dict[str, tuple]:
+    out: dict[str, list] = {}
+    for ph in phrases:
+        out.setdefault(ph[0], []).append(ph)
+    return {k: tuple(v) for k, v in out.items()}
+
+
 def adult_word_count(text: str, lang: str | None, *, directory: str | None = None,
                      max_chars: int = 50_000) -> tuple[int, int]:
     """(bad words found, words in the text) for the LDNOOBW lists of ``lang`` and English.
@@ -96,16 +104,15 @@ def adult_word_count(text: str, lang: str | None, *, directory: str | None = Non
     lists = [load_wordlist("en", directory)]
     if lang and lang != "en":
         lists.append(load_wordlist(lang, directory))
-    hits = 0
     flags = [False] * len(toks)
     for words, phrases, _ in lists:
+        by_first = _phrases_by_first(phrases)
         for i, w in enumerate(toks):
             if w in words:
                 flags[i] = True
-        for ph in phrases:
-            n = len(ph)
-            for i in range(len(toks) - n + 1):
-                if toks[i] == ph[0] and tuple(toks[i:i + n]) == ph:
+            for ph in by_first.get(w, ()):
+                n = len(ph)
+                if tuple(toks[i:i + n]) == ph:
                     flags[i:i + n] = [True] * n
     hits = sum(flags)
     n_words = len(toks)
@@ -114,7 +121,7 @@ def adult_word_count(text: str, lang: str | None, *, directory: str | None = Non
         if rx is None:
             continue
         # no-space scripts: count characters; the text's length in non-space characters is the denominator
-        n_chars = sum(1 for ch in t if not ch.isspace())
+        n_chars = len(t) - sum(map(str.isspace, t))
         n_words = max(n_words, n_chars)
         hits += sum(len(m.group(0)) for m in rx.finditer(t))
     return hits, n_words
