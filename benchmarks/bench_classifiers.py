@@ -25,6 +25,7 @@ Single process, single thread (``taskset`` not required: fastText predict is sin
 from __future__ import annotations
 
 import argparse
+import json
 import importlib.util
 import statistics
 import sys
@@ -147,11 +148,13 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
 BASELINE_REV = "67ee056"  # the commit before the learned web order (web + stem models, max of percentiles)
 
 TEST_SETS = {
-    # name: source spec (test split only); English human judgments = hplt_inspection(en) + turku_docs(en)
+    # name: source spec (test split only; split_dataset as in the training configs, else the name);
+    # English human judgments = hplt_inspection(en) + turku_docs(en)
     "hplt_inspection": {"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz"},
     "turku_docs": {"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
                    "langs": ["en", "de", "es", "fi", "fr", "sv"], "unit": "doc", "split_dataset": "turku_quality"},
-    "register_core_mt": {"builder": "register_core", "path": "multilingual/turku_register_core/*.tsv.gz"},
+    "register_core_mt": {"builder": "register_core", "path": "multilingual/turku_register_core/*.tsv.gz",
+                         "split_dataset": "register_core"},
     "reference_vs_random": None,  # built below from three sources
 }
 
@@ -264,6 +267,82 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
     return {"rows": rows, "adult": adult, "seconds": seconds, "baseline_rev": rev}
 
 
+HELD_OUT_LANGS = {"hin": "hi", "nno": "nn"}  # the HPLT files that a file-level split puts in test
+
+
+def bench_heldout_languages(held=HELD_OUT_LANGS) -> dict:
+    """Languages never seen: retrain web_ml and the combiner without any text in ``held`` (HPLT files,
+    CORE documents) into a temporary folder, with those languages removed from every model's coverage
+    (the neutral treatment), and score every labelled HPLT row of the held-out languages."""
+    import yaml
+
+    from assay.classifiers.combine import load_combiner_recipe, train_combiner
+    from assay.classifiers.data import build_source, default_data_root
+    from assay.classifiers.metrics import roc_auc
+    from assay.classifiers.train import load_recipe, train
+    from assay.stages.web.quality import combine, quality_features
+
+    repo = Path(__file__).resolve().parents[1]
+    root = default_data_root()
+    keep3 = sorted({p.name.split("_")[0] for p in (root / "quality/hplt_inspection").glob("*.tsv.gz")} - set(held))
+    core = [f"multilingual/turku_register_core/{p.name}" for p in sorted((root / "multilingual/turku_register_core").glob("*.tsv.gz"))
+            if p.name.split(".")[0] not in held.values()]
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as tmp:
+        ml = yaml.safe_load((repo / "classifiers/configs/web_ml.yaml").read_text())
+        for src in ml["labelled"]:
+            if src["builder"] == "hplt_inspection":
+                src["langs"] = keep3
+            if src["builder"] == "register_core":
+                src["path"] = core
+        ml["eval_sets"] = {}
+        ml["calibration"] = {"include_holdout": True, "sources": []}
+        train(load_recipe_from(ml, load_recipe, tmp), tmp, data_root=root, verbose=False)
+        comb = yaml.safe_load((repo / "classifiers/configs/web_quality.yaml").read_text())
+        ml_path = str(Path(tmp) / "web_ml.ftz")
+        comb["models"] = {m: [lg for lg in langs if lg not in held.values()] for m, langs in comb["models"].items()}
+        comb["models"][ml_path] = comb["models"].pop("web_ml")
+        for src in comb["labelled"]:
+            if src["builder"] == "hplt_inspection":
+                src["langs"] = keep3
+            if src["builder"] == "register_core":
+                src["path"] = core
+        comb["eval_sets"] = {}
+        comb["calibration"] = comb["calibration"][:1]
+        cpath = Path(tmp) / "comb.yaml"
+        cpath.write_text(yaml.safe_dump(comb))
+        train_combiner(load_combiner_recipe(cpath), tmp, data_root=root, verbose=False)
+        c = json.loads((Path(tmp) / "web_quality.json").read_text())
+        ex = build_source({"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz",
+                           "langs": sorted(held)}, root)[0]
+        X, names, _ = quality_features([e.text for e in ex], c["models"])
+        s = combine(X, names, c)
+    y = np.array([e.label for e in ex])
+    langs = np.array([e.lang for e in ex])
+    out = {"all": (len(y), int((y == 0).sum()), roc_auc(y, s), roc_auc(y, X[:, names.index("log_chars")]))}
+    for lg in sorted(set(langs.tolist())):
+        m = langs == lg
+        out[lg] = (int(m.sum()), int((y[m] == 0).sum()), roc_auc(y[m], s[m]), roc_auc(y[m], X[m, names.index("log_chars")]))
+    return {"rows": out, "seconds": time.time() - t0}
+
+
+def load_recipe_from(raw: dict, load_recipe, tmp: str):
+    path = Path(tmp) / "recipe.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(raw))
+    return load_recipe(path)
+
+
+def print_heldout(res: dict) -> None:
+    print(f"\n## Held-out languages (never in any training text: {', '.join(HELD_OUT_LANGS.values())}): web_ml and"
+          f" the combiner retrained without them ({res['seconds']:.0f} s), every labelled HPLT row\n")
+    print("| language | n | bad | quality_score ROC AUC | length baseline |")
+    print("|---|---|---|---|---|")
+    for lg, (n, neg, auc, base) in res["rows"].items():
+        print(f"| {lg} | {n} | {neg} | {auc:.3f} | {base:.3f} |")
+
+
 def print_quality(res: dict) -> None:
     rows = res["rows"]
     if not rows:
@@ -340,10 +419,14 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--quality-only", action="store_true", help="only the web quality order vs human labels")
+    ap.add_argument("--held-out-languages", action="store_true",
+                    help="also retrain web_ml + combiner without hi/nn and score those languages (about 5 minutes)")
     ap.add_argument("--baseline-rev", default=BASELINE_REV, help="git revision of the previous models (anchors)")
     a = ap.parse_args()
     t0 = time.time()
     print_quality(bench_quality(a.baseline_rev))
+    if a.held_out_languages:
+        print_heldout(bench_heldout_languages())
     if a.quality_only:
         print(f"\n(total {time.time() - t0:.0f} s)")
         return 0
