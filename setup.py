@@ -19,7 +19,7 @@ setup(
     package_data={
         "assay.pipeline": ["recipes/*.yaml", "recipes/**/*.yaml", "sample/**/*"],
         "assay.classifiers": ["models/*.ftz", "models/*.json", "models/*.md", "configs/*.yaml"],
-        "assay.stages": ["**/*.yaml", "**/*.json"],
+        "assay.stages": ["**/*.yaml", "**/*.json", "web/data/ldnoobw/*"],
     },
     include_package_data=True,
 )

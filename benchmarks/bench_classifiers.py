@@ -1,5 +1,12 @@
 """Classifier benchmarks.
 
+0. Web quality order against held-out human labels (``--quality``; TEST splits of benchmarks/splits.py,
+   never trained or tuned on): ROC AUC per set and per language of ``stages.web.quality_score`` (the
+   order the default recipe tiers by), the ``web`` and ``web_ml`` models alone, and the anchors measured
+   in the same run: document length, the previous ``web`` model and the previous order max(web, stem)
+   percentile (the shipped models of ``--baseline-rev``, read from git). Also the adult-word share
+   against HPLT porn labels per language.
+
 1. Prediction throughput per core (documents/s) of every shipped model through our batch path
    (``assay.classifiers.load(name).score(texts)``: normalisation + one multi-line predict call), against
    two anchors measured in the same run on the same texts:
@@ -11,12 +18,14 @@
    pipeline's own tiering, the default recipe's tiers); compared with re-scoring the same rows (extrapolated from the measured web-model throughput).
 
     .venv/bin/python benchmarks/bench_classifiers.py [--docs 2000] [--repeats 5] [--rows 1000000]
+    .venv/bin/python benchmarks/bench_classifiers.py --quality-only      # just section 0 (about 2 minutes)
 
 Single process, single thread (``taskset`` not required: fastText predict is single-threaded).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import importlib.util
 import statistics
 import sys
@@ -122,7 +131,236 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
         rows.append(("QualityScores step, web+stem", len(docs), len(docs) / t_step, len(docs) / t_two, float("nan")))
     except FileNotFoundError:
         pass
+    try:  # the learned web order: lid + heuristics + adult share + web/web_ml + combiner, per document
+        from assay.stages.web.quality import quality_score
+
+        docs = texts["prose"]
+        quality_score(docs[:10])
+        t_q = _median_time(lambda: quality_score(docs), max(1, repeats // 2))
+        t_lid = _median_time(lambda: [lid.predict(t.replace("\n", " "), k=1) for t in docs], repeats) if lid else float("nan")
+        rows.append(("web_quality: stages.web.quality_score (all signals)", len(docs), len(docs) / t_q,
+                     float("nan"), len(docs) / t_lid))
+    except FileNotFoundError:
+        pass
     return rows
+
+
+BASELINE_REV = "67ee056"  # the commit before the learned web order (web + stem models, max of percentiles)
+
+TEST_SETS = {
+    # name: source spec (test split only; split_dataset as in the training configs, else the name);
+    # English human judgments = hplt_inspection(en) + turku_docs(en)
+    "hplt_inspection": {"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz"},
+    "turku_docs": {"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
+                   "langs": ["en", "de", "es", "fi", "fr", "sv"], "unit": "doc", "split_dataset": "turku_quality"},
+    "register_core_mt": {"builder": "register_core", "path": "multilingual/turku_register_core/*.tsv.gz",
+                         "split_dataset": "register_core"},
+    "reference_vs_random": None,  # built below from three sources
+}
+
+
+def _quality_test_sets(root: Path) -> dict[str, list]:
+    from assay.classifiers.data import build_source
+
+    out = {}
+    for name, spec in TEST_SETS.items():
+        if spec is None:
+            continue
+        spec = {"split_dataset": name, **spec, "split": "test"}
+        out[name] = [e for e in build_source(spec, root)[0] if e.label in (0, 1)]
+    ref = []
+    for spec in ({"builder": "wikipedia_xml", "path": "quality/wikipedia_dump_snippets/enwiki-*.bz2", "chunk_chars": 3000,
+                  "min_words": 40, "max_chunks_per_doc": 2, "split_dataset": "enwiki_snippets", "label": 1},
+                 {"builder": "labelled", "path": "quality/dolma_ccnet_head/*.jsonl.gz", "chunk_chars": 3000,
+                  "min_words": 40, "split_dataset": "ccnet_head", "label": 1},
+                 {"builder": "warc_html", "path": "warc/**/*.warc*", "main_content": True, "chunk_chars": 3000,
+                  "min_words": 20, "max_chunks_per_doc": 1, "split_dataset": "warc_pages", "split_by": "site",
+                  "label": 0}):
+        for e in build_source({**spec, "split": "test"}, root)[0]:
+            e.lang = "en"
+            ref.append(e)
+    out["reference_vs_random"] = ref
+    out["english_human"] = [e for n in ("hplt_inspection", "turku_docs") for e in out[n] if e.lang == "en"]
+    return out
+
+
+def _baseline_models(rev: str, tmp: Path) -> dict:
+    """The shipped web/stem models of an earlier commit (``git show``), loaded as QualityModel."""
+    import subprocess
+
+    from assay.classifiers.model import QualityModel
+
+    repo = Path(__file__).resolve().parents[1]
+    out = {}
+    for name in ("web", "stem"):
+        files = {}
+        for ext in (".ftz", ".calib.json", ".card.json"):
+            r = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:classifiers/models/{name}{ext}"],
+                               capture_output=True)
+            if r.returncode != 0:
+                return {}
+            (tmp / f"{name}{ext}").write_bytes(r.stdout)
+            files[ext] = tmp / f"{name}{ext}"
+        out[name] = QualityModel(files[".ftz"], name=name)
+    return out
+
+
+def bench_quality(rev: str = BASELINE_REV) -> dict:
+    """Test-split ROC AUC per set and per language: ours, models alone, anchors (same run)."""
+    import assay.classifiers
+    from assay.classifiers.calibrate import percentile
+    from assay.classifiers.data import default_data_root
+    from assay.classifiers.metrics import roc_auc
+    from assay.stages.web.quality import combine, load_combiner, quality_features
+    from assay.stages.web.safety import adult_word_share
+
+    root = default_data_root()
+    sets = _quality_test_sets(root)
+    comb = load_combiner()
+    scorers: dict[str, dict[str, np.ndarray]] = {}
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = _baseline_models(rev, Path(tmp))
+        for name, exs in sets.items():
+            texts = [e.text for e in exs]
+            X, names, langs = quality_features(texts, comb["models"])
+            sc = {"quality_score (ours)": combine(X, names, comb),
+                  "web model alone (new)": assay.classifiers.load("web").score(texts),
+                  "web_ml model alone": assay.classifiers.load("web_ml").score(texts),
+                  "anchor: length (chars)": np.array([len(t) for t in texts], dtype=float)}
+            if base:
+                w, st = base["web"].score(texts), base["stem"].score(texts)
+                sc["anchor: previous web model"] = w
+                sc["anchor: previous max(web, stem) pct"] = np.maximum(percentile(base["web"].path, w),
+                                                                       percentile(base["stem"].path, st))
+            scorers[name] = sc
+            for e, lang in zip(exs, langs):
+                e.detected = lang
+    seconds = time.time() - t0
+    rows = []
+    for name, exs in sets.items():
+        y = np.array([e.label for e in exs])
+        langs = np.array([e.lang or "?" for e in exs])
+        groups = [("all", np.ones(len(y), dtype=bool))] + [(lg, langs == lg) for lg in sorted(set(langs.tolist()))]
+        for lg, m in groups:
+            if (y[m] == 0).sum() < 3 or (y[m] == 1).sum() < 3 or (lg != "all" and len(set(langs.tolist())) == 1):
+                continue
+            rows.append((name, lg, int(m.sum()), int((y[m] == 0).sum()),
+                         {k: roc_auc(y[m], v[m]) for k, v in scorers[name].items()}))
+    # adult share vs HPLT porn labels (test split), per language
+    from assay.classifiers.data import build_source
+
+    porn = build_source({"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz", "label_kind": "porn",
+                         "split": "test", "split_dataset": "hplt_inspection"}, root)[0]
+    from assay.stages.web.langid import detect_language
+
+    share = np.array([adult_word_share(e.text, detect_language(e.text)[0]) for e in porn])
+    yp = np.array([e.label for e in porn])
+    pl_ = np.array([e.lang for e in porn])
+    adult = {"all": (len(yp), int(yp.sum()), roc_auc(yp, share) if 0 < yp.sum() < len(yp) else float("nan"),
+                     int(((share >= 0.03) & (yp == 1)).sum()), int(((share >= 0.03) & (yp == 0)).sum()))}
+    for lg in sorted(set(pl_.tolist())):
+        m = pl_ == lg
+        if yp[m].sum() >= 1:
+            adult[lg] = (int(m.sum()), int(yp[m].sum()), roc_auc(yp[m], share[m]) if yp[m].sum() < m.sum() else float("nan"),
+                         int(((share[m] >= 0.03) & (yp[m] == 1)).sum()), int(((share[m] >= 0.03) & (yp[m] == 0)).sum()))
+    return {"rows": rows, "adult": adult, "seconds": seconds, "baseline_rev": rev}
+
+
+HELD_OUT_LANGS = {"hin": "hi", "nno": "nn"}  # the HPLT files that a file-level split puts in test
+
+
+def bench_heldout_languages(held=HELD_OUT_LANGS) -> dict:
+    """Languages never seen: retrain web_ml and the combiner without any text in ``held`` (HPLT files,
+    CORE documents) into a temporary folder, with those languages removed from every model's coverage
+    (the neutral treatment), and score every labelled HPLT row of the held-out languages."""
+    import yaml
+
+    from assay.classifiers.combine import load_combiner_recipe, train_combiner
+    from assay.classifiers.data import build_source, default_data_root
+    from assay.classifiers.metrics import roc_auc
+    from assay.classifiers.train import load_recipe, train
+    from assay.stages.web.quality import combine, quality_features
+
+    repo = Path(__file__).resolve().parents[1]
+    root = default_data_root()
+    keep3 = sorted({p.name.split("_")[0] for p in (root / "quality/hplt_inspection").glob("*.tsv.gz")} - set(held))
+    core = [f"multilingual/turku_register_core/{p.name}" for p in sorted((root / "multilingual/turku_register_core").glob("*.tsv.gz"))
+            if p.name.split(".")[0] not in held.values()]
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as tmp:
+        ml = yaml.safe_load((repo / "classifiers/configs/web_ml.yaml").read_text())
+        for src in ml["labelled"]:
+            if src["builder"] == "hplt_inspection":
+                src["langs"] = keep3
+            if src["builder"] == "register_core":
+                src["path"] = core
+        ml["eval_sets"] = {}
+        ml["calibration"] = {"include_holdout": True, "sources": []}
+        train(load_recipe_from(ml, load_recipe, tmp), tmp, data_root=root, verbose=False)
+        comb = yaml.safe_load((repo / "classifiers/configs/web_quality.yaml").read_text())
+        ml_path = str(Path(tmp) / "web_ml.ftz")
+        comb["models"] = {m: [lg for lg in langs if lg not in held.values()] for m, langs in comb["models"].items()}
+        comb["models"][ml_path] = comb["models"].pop("web_ml")
+        for src in comb["labelled"]:
+            if src["builder"] == "hplt_inspection":
+                src["langs"] = keep3
+            if src["builder"] == "register_core":
+                src["path"] = core
+        comb["eval_sets"] = {}
+        comb["calibration"] = comb["calibration"][:1]
+        cpath = Path(tmp) / "comb.yaml"
+        cpath.write_text(yaml.safe_dump(comb))
+        train_combiner(load_combiner_recipe(cpath), tmp, data_root=root, verbose=False)
+        c = json.loads((Path(tmp) / "web_quality.json").read_text())
+        ex = build_source({"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz",
+                           "langs": sorted(held)}, root)[0]
+        X, names, _ = quality_features([e.text for e in ex], c["models"])
+        s = combine(X, names, c)
+    y = np.array([e.label for e in ex])
+    langs = np.array([e.lang for e in ex])
+    out = {"all": (len(y), int((y == 0).sum()), roc_auc(y, s), roc_auc(y, X[:, names.index("log_chars")]))}
+    for lg in sorted(set(langs.tolist())):
+        m = langs == lg
+        out[lg] = (int(m.sum()), int((y[m] == 0).sum()), roc_auc(y[m], s[m]), roc_auc(y[m], X[m, names.index("log_chars")]))
+    return {"rows": out, "seconds": time.time() - t0}
+
+
+def load_recipe_from(raw: dict, load_recipe, tmp: str):
+    path = Path(tmp) / "recipe.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(raw))
+    return load_recipe(path)
+
+
+def print_heldout(res: dict) -> None:
+    print(f"\n## Held-out languages (never in any training text: {', '.join(HELD_OUT_LANGS.values())}): web_ml and"
+          f" the combiner retrained without them ({res['seconds']:.0f} s), every labelled HPLT row\n")
+    print("| language | n | bad | quality_score ROC AUC | length baseline |")
+    print("|---|---|---|---|---|")
+    for lg, (n, neg, auc, base) in res["rows"].items():
+        print(f"| {lg} | {n} | {neg} | {auc:.3f} | {base:.3f} |")
+
+
+def print_quality(res: dict) -> None:
+    rows = res["rows"]
+    if not rows:
+        print("\n(no quality test sets: ../shared/data absent)")
+        return
+    cols = list(rows[0][4])
+    print(f"\n## Web quality order vs human labels: TEST split ROC AUC (benchmarks/splits.py), scoring {res['seconds']:.0f} s\n")
+    print("| set | language | n | bad | " + " | ".join(cols) + " |")
+    print("|---|---|---|---|" + "---|" * len(cols))
+    for name, lg, n, neg, aucs in rows:
+        print(f"| {name} | {lg} | {n} | {neg} | " + " | ".join(f"{aucs[c]:.3f}" for c in cols) + " |")
+    print(f"\nAnchors 'previous' = shipped models at commit {res['baseline_rev']}. Languages with < 3 bad or"
+          " < 3 good test rows are pooled only in 'all'.")
+    print("\n## Adult-word share (LDNOOBW) vs HPLT porn labels, TEST split; default rule excludes share >= 0.03\n")
+    print("| language | n | porn | ROC AUC | flagged porn | flagged not porn |")
+    print("|---|---|---|---|---|---|")
+    for lg, (n, pos, auc, tp, fp) in res["adult"].items():
+        print(f"| {lg} | {n} | {pos} | {auc:.3f} | {tp} | {fp} |")
 
 
 def bench_retier(n_rows: int, repeats: int, web_docs_per_s: float) -> dict:
@@ -189,8 +427,18 @@ def main() -> int:
     ap.add_argument("--docs", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--quality-only", action="store_true", help="only the web quality order vs human labels")
+    ap.add_argument("--held-out-languages", action="store_true",
+                    help="also retrain web_ml + combiner without hi/nn and score those languages (about 5 minutes)")
+    ap.add_argument("--baseline-rev", default=BASELINE_REV, help="git revision of the previous models (anchors)")
     a = ap.parse_args()
     t0 = time.time()
+    print_quality(bench_quality(a.baseline_rev))
+    if a.held_out_languages:
+        print_heldout(bench_heldout_languages())
+    if a.quality_only:
+        print(f"\n(total {time.time() - t0:.0f} s)")
+        return 0
     rows = bench_throughput(a.docs, a.repeats)
     print(f"\n## Prediction throughput, one core, {a.docs} docs per model (median of {a.repeats})\n")
     print("| model | ours: batch score() docs/s | anchor: datatrove-style per-doc predict docs/s | ratio ours/anchor"
@@ -198,7 +446,8 @@ def main() -> int:
     print("|---|---|---|---|---|---|")
     for name, n, ours, dt, lid in rows:
         lid_s = f"{lid:,.0f} | {ours / lid:.2f}x" if lid == lid else "- | -"
-        print(f"| {name} | {ours:,.0f} | {dt:,.0f} | {ours / dt:.2f}x | {lid_s} |")
+        dt_s = f"{dt:,.0f} | {ours / dt:.2f}x" if dt == dt else "- | -"
+        print(f"| {name} | {ours:,.0f} | {dt_s} | {lid_s} |")
     web_rate = next((r[2] for r in rows if r[0] == "web"), 1000.0)
     r = bench_retier(a.rows, max(3, a.repeats // 2), web_rate)
     print(f"\n## Re-tiering {r['rows']:,} stored rows from Parquet ({r['parquet_mb']:.0f} MB, median of {max(3, a.repeats // 2)})\n")

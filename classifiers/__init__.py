@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["load", "percentile", "SHIPPED"]
 
-SHIPPED = ("web", "code", "stem", "code_corruption", "pdf")
+SHIPPED = ("web", "code", "stem", "code_corruption", "pdf", "web_ml")
 
 
 def load(name: str, *, cache: bool = True) -> "QualityModel":

@@ -58,6 +58,17 @@ def main(argv: list[str] | None = None) -> int:
 
     args = p.parse_args(argv)
     if args.cmd == "train":
+        from assay.classifiers.combine import is_combiner_config  # noqa: PLC0415
+
+        if is_combiner_config(args.config):
+            from assay.classifiers.combine import load_combiner_recipe, train_combiner  # noqa: PLC0415
+
+            cmd = "python -m assay.classifiers train " + " ".join(shlex.quote(x) for x in argv[1:])
+            card = train_combiner(load_combiner_recipe(args.config), args.out, data_root=args.data_root,
+                                  config_path=args.config, command=cmd, verbose=not args.quiet)
+            print(json.dumps({"model": str(Path(args.out) / card["file"]),
+                              "test_roc_auc": {k: v["all"]["roc_auc"] for k, v in card["metrics"]["test"].items()}}))
+            return 0
         from assay.classifiers.train import load_recipe, train  # noqa: PLC0415
 
         recipe = load_recipe(args.config, _parse_set(args.set))

@@ -36,6 +36,8 @@ class Example:
     score: float | None = None
     group: str = ""
     source: str = ""
+    lang: str = ""  # ISO 639-1 where the source says (HPLT, Turku); "" when unknown
+    repeat: int = 1  # times this example is written to the training file (source key ``repeat``)
 
 
 @dataclass
@@ -455,6 +457,87 @@ def build_pydoc_topics(spec: dict, root: Path, log: SourceLog) -> Iterator[Examp
         yield Example(text=v, group=f"pydoc:{k}")
 
 
+# ISO 639-3 (HPLT file names) -> the codes lid.176 predicts
+ISO3_TO_LID = {"ara": "ar", "ast": "ast", "ben": "bn", "cat": "ca", "ces": "cs", "deu": "de", "ell": "el", "eng": "en",
+               "fin": "fi", "gla": "gd", "hin": "hi", "mar": "mr", "nld": "nl", "nno": "nn", "nob": "no", "pol": "pl",
+               "slk": "sk", "spa": "es"}
+
+
+def _hplt_num(v) -> float | None:
+    try:
+        x = float(str(v).strip().replace(",", "."))
+    except (TypeError, ValueError):
+        return None
+    return None if x != x else x
+
+
+def hplt_label(porn, unnatural, lang_correct) -> int | None:
+    """HPLT inspection row -> 1 (good) / 0 (porn, unnatural = SEO lists or mostly boilerplate, or wrong
+    language) / None (not annotated). ``unnatural`` is a share in [0, 1] in some batches (deu): >= 0.5
+    counts as unnatural; ``lang correct?`` below 1 (0 or 0.5) counts as wrong language."""
+    p, u, lc = _hplt_num(porn), _hplt_num(unnatural), _hplt_num(lang_correct)
+    if p is None and u is None and lc is None:
+        return None
+    if (p is not None and p > 0) or (u is not None and u >= 0.5) or (lc is not None and lc < 1):
+        return 0
+    return 1
+
+
+@builder("hplt_inspection")
+def build_hplt(spec: dict, root: Path, log: SourceLog) -> Iterator[Example]:
+    """HPLT v2 inspection TSVs (``<lang>_<Script>__batch<k>.tsv.gz``): one example per row with the human
+    label of :func:`hplt_label` (``label_kind: porn`` labels porn only: 1 = porn); ``labelled_only``
+    (default True) skips rows nobody annotated. Group ``hplt:<file>:<row id>`` (rows are independent
+    random documents; the file carries no URL). ``langs``: ISO 639-3 codes to keep."""
+    import csv  # noqa: PLC0415
+
+    langs = set(spec.get("langs") or [])
+    labelled_only = bool(spec.get("labelled_only", True))
+    kind = spec.get("label_kind", "quality")
+    for path in expand(spec["path"], root):
+        iso3 = path.name.split("_")[0]
+        if langs and iso3 not in langs:
+            continue
+        log.add(path)
+        with open_text(path) as f:
+            rows = list(csv.reader(f, delimiter="\t"))
+        if not rows:
+            continue
+        head = [h.split()[0].lower() if h.strip() else "" for h in rows[0]]
+        col = {name: head.index(name) for name in ("porn?", "unnatural?", "lang", "text_show", "id") if name in head}
+        for i, r in enumerate(rows[1:]):
+            get = lambda k: r[col[k]] if k in col and col[k] < len(r) else None  # noqa: E731
+            text = get("text_show") or ""
+            if not text.strip():
+                continue
+            if kind == "porn":
+                p = _hplt_num(get("porn?"))
+                any_label = any(_hplt_num(get(k)) is not None for k in ("porn?", "unnatural?", "lang"))
+                label = (1 if (p or 0) > 0 else 0) if any_label else None
+            else:
+                label = hplt_label(get("porn?"), get("unnatural?"), get("lang"))
+            if label is None and labelled_only:
+                continue
+            yield Example(text=text, label=label, group=f"hplt:{path.name}:{get('id') or i}",
+                          lang=ISO3_TO_LID.get(iso3, iso3))
+
+
+@builder("register_core")
+def build_register_core(spec: dict, root: Path, log: SourceLog) -> Iterator[Example]:
+    """TurkuNLP CORE register-labelled web documents (``<lang>.tsv.gz``: register labels, text).
+    Label 0 for machine-translated documents (register ``MT``), 1 otherwise."""
+    for path in expand(spec["path"], root):
+        lang = path.name.split(".")[0]
+        log.add(path)
+        with open_text(path) as f:
+            for i, line in enumerate(f):
+                regs, _, text = line.rstrip("\n").partition("\t")
+                if not text.strip():
+                    continue
+                yield Example(text=text.strip(), label=0 if "MT" in regs.split() else 1,
+                              group=f"core:{lang}:{i}", lang=lang)
+
+
 @builder("turku_lines")
 def build_turku(spec: dict, root: Path, log: SourceLog) -> Iterator[Example]:
     """Turku line-wise human text-quality labels (``1`` = clean, ``0`` = noise) from the tar.zst.
@@ -484,11 +567,11 @@ def build_turku(spec: dict, root: Path, log: SourceLog) -> Iterator[Example]:
                     w = [len(t.split()) for t in lines]
                     tot = sum(w) or 1
                     score = sum(wi for wi, lb in zip(w, labels) if lb == 1) / tot
-                    yield Example(text="\n".join(lines), label=int(score >= thr), score=score, group=group)
+                    yield Example(text="\n".join(lines), label=int(score >= thr), score=score, group=group, lang=lang)
                 else:
                     for t, lb in zip(lines, labels):
                         if len(t.split()) >= min_words:
-                            yield Example(text=t, label=lb, group=group)
+                            yield Example(text=t, label=lb, group=group, lang=lang)
 
 
 # --- derived negatives: corruption ------------------------------------------------------------
@@ -669,8 +752,22 @@ def build_source(spec: dict, root: Path, *, seed: int = 0) -> tuple[list[Example
             idx = sorted(range(len(pieces)), key=lambda i: _h(seed, e.group, i))[:per_doc]
             pieces = [pieces[i] for i in sorted(idx)]
         for i, p in enumerate(pieces):
-            exs.append(Example(text=p, label=e.label, score=e.score, group=e.group, source=name))
+            exs.append(Example(text=p, label=e.label, score=e.score, group=e.group, source=name, lang=e.lang))
+    if spec.get("split"):
+        # keep only the groups of the named split(s) of benchmarks/splits.py (train+dev for training,
+        # test for evaluation); ``split_dataset`` names the labelled set the split belongs to
+        wanted = {spec["split"]} if isinstance(spec["split"], str) else set(spec["split"])
+        split_of, site_of = grouped_split_fn()
+        ds = spec.get("split_dataset") or name
+        # ``split_by: site``: group by the registrable domain of the group's URL (WARC records), so one
+        # site never straddles train and test; default: the builder's group (file, row, article)
+        key = ((lambda g: site_of(g.split(":", 1)[1] if g.startswith("warc:") else g))
+               if spec.get("split_by") == "site" else (lambda g: g))
+        exs = [e for e in exs if split_of(key(e.group), dataset=ds) in wanted]
     max_docs = int(spec.get("max_docs", 0))
+    if int(spec.get("repeat", 1)) > 1:  # weight a small in-domain set up in training (see expand_repeats)
+        for e in exs:
+            e.repeat = int(spec["repeat"])
     if max_docs and len(exs) > max_docs:
         order = sorted(range(len(exs)), key=lambda i: _h(seed, name, exs[i].group, i))[:max_docs]
         exs = [exs[i] for i in sorted(order)]
@@ -679,6 +776,23 @@ def build_source(spec: dict, root: Path, *, seed: int = 0) -> tuple[list[Example
     if const_label is not None:
         card["label"] = int(const_label)
     return exs, card
+
+
+def grouped_split_fn():
+    """``(split_of, site_of)`` from ``benchmarks/splits.py`` (the project's one train/dev/test assignment), loaded by
+    path: benchmarks are not an installed package, and classifiers must not depend on them at run time."""
+    import importlib.util  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    mod = sys.modules.get("splits")
+    if mod is None or not hasattr(mod, "split_of"):
+        path = REPO_ROOT / "benchmarks" / "splits.py"
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: split-aware sources need the repository checkout")
+        spec = importlib.util.spec_from_file_location("assay_benchmark_splits", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    return mod.split_of, mod.site_of
 
 
 def build_sources(specs: Iterable[dict], root: Path, *, seed: int = 0) -> tuple[list[Example], list[dict]]:
@@ -718,6 +832,16 @@ def balance(examples: list[Example], how: str = "downsample", *, seed: int = 0) 
     out = small + big
     out.sort(key=lambda e: _h(seed, "shuffle", e.group, e.text[:64], e.label))
     return out
+
+
+def expand_repeats(examples: list[Example], *, seed: int = 0) -> list[Example]:
+    """Each example ``repeat`` times, the copies spread through the file (deterministic order):
+    fastText has no sample weights, so a small in-domain set is up-weighted by repetition."""
+    if all(e.repeat <= 1 for e in examples):
+        return examples
+    out = [(e, k) for e in examples for k in range(max(1, e.repeat))]
+    out.sort(key=lambda t: _h(seed, "repeat", t[0].group, t[0].text[:64], t[1]))
+    return [e for e, _ in out]
 
 
 def dedup(examples: list[Example], key: Callable[[Example], str]) -> list[Example]:

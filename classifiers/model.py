@@ -10,7 +10,7 @@ import numpy as np
 from assay.classifiers.text import Normalization, normalize
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
-SHIPPED = ("web", "code", "stem", "code_corruption", "pdf")
+SHIPPED = ("web", "code", "stem", "code_corruption", "pdf", "web_ml")
 POSITIVE_LABEL = "__label__1"
 
 

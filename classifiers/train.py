@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.classifiers import metrics as M
 from assay.classifiers.calibrate import build_table, percentile
-from assay.classifiers.data import (balance, build_sources, dedup, default_data_root,
-                              holdout_split)
+from assay.classifiers.data import (balance, build_sources, dedup, default_data_root, expand_repeats,
+                                    holdout_split)
 from assay.classifiers.text import Normalization, n_tokens, normalize
 
 
@@ -151,7 +151,7 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
     examples = dedup(examples, key=lambda e: e.text)
     log(f"{n_before} examples, {len(examples)} after exact dedup")
     train_ex, test_ex = holdout_split(examples, recipe.holdout, seed=recipe.seed)
-    train_bal = balance(train_ex, recipe.balance, seed=recipe.seed)
+    train_bal = expand_repeats(balance(train_ex, recipe.balance, seed=recipe.seed), seed=recipe.seed)
     n_pos_tr = sum(e.label for e in train_bal)
     log(f"train {len(train_bal)} (pos {n_pos_tr}), holdout {len(test_ex)} (pos {sum(e.label for e in test_ex)})")
     if len(train_bal) < 50:
@@ -208,6 +208,14 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
         scores_cont = [e.score for e in exs]
         if all(v is not None for v in scores_cont):
             res["spearman_vs_human_score"] = _spearman(np.array(scores_cont, dtype=float), s)
+        # the anchor every quality claim is read against: document length alone (characters)
+        res["baseline_length_roc_auc"] = M.roc_auc(y, np.array([len(e.text) for e in exs], dtype=float))
+        langs = np.array([e.lang for e in exs])
+        res["per_language"] = {
+            lg: {"n": int(m.sum()), "n_negative": int((y[m] == 0).sum()), "roc_auc": M.roc_auc(y[m], s[m]),
+                 "baseline_length_roc_auc": M.roc_auc(y[m], np.array([len(e.text) for e, k in zip(exs, m) if k], dtype=float))}
+            for lg in sorted(set(langs.tolist())) if lg
+            for m in [langs == lg] if (y[m] == 0).sum() >= 3 and (y[m] == 1).sum() >= 3}
         eval_results[name] = res
         eval_cards[name] = cards
         log(f"eval {name}: n={res['n']} ROC AUC {_fmt(res['roc_auc'])}")
@@ -379,11 +387,21 @@ def card_markdown(card: dict) -> str:
         if b["n"]:
             lines.append(f"| {b['lo']:.1f}-{b['hi']:.1f} | {b['n']} | {b['mean_score']:.3f} | {b['positive_rate']:.3f} |")
     if card["metrics"]["eval_sets"]:
-        lines += ["", "## Other evaluation sets (never trained on)", "",
-                  "| set | n | positives | ROC AUC | PR AUC | Spearman vs human score |", "|---|---|---|---|---|---|"]
+        lines += ["", "## Other evaluation sets (never trained on; `*_test` = test split of benchmarks/splits.py)", "",
+                  "| set | n | positives | ROC AUC | length baseline ROC AUC | PR AUC | Spearman vs human score |",
+                  "|---|---|---|---|---|---|---|"]
         for k, v in card["metrics"]["eval_sets"].items():
-            lines.append(f"| {k} | {v['n']} | {v['n_positive']} | {_fmt(v['roc_auc'])} | {_fmt(v['pr_auc'])} |"
+            lines.append(f"| {k} | {v['n']} | {v['n_positive']} | {_fmt(v['roc_auc'])} |"
+                         f" {_fmt(v.get('baseline_length_roc_auc'))} | {_fmt(v['pr_auc'])} |"
                          f" {_fmt(v.get('spearman_vs_human_score'))} |")
+        per_lang = [(k, lg, r) for k, v in card["metrics"]["eval_sets"].items()
+                    for lg, r in (v.get("per_language") or {}).items()]
+        if per_lang:
+            lines += ["", "Per language (languages with at least 3 good and 3 bad examples):", "",
+                      "| set | language | n | bad | ROC AUC | length baseline |", "|---|---|---|---|---|---|"]
+            for k, lg, r in per_lang:
+                lines.append(f"| {k} | {lg} | {r['n']} | {r['n_negative']} | {_fmt(r['roc_auc'])} |"
+                             f" {_fmt(r['baseline_length_roc_auc'])} |")
     lines += ["", "## Training data", "", "| source | builder | label | documents read | examples | files |", "|---|---|---|---|---|---|"]
     for s in card["data"]:
         files = s.get("files")

@@ -94,9 +94,13 @@ EXTRACT = {
     **_names("extract__", "int", "chars", "html_chars", "n_code_blocks", "n_inline_code", "n_math", "n_tables"),
 }
 LANGID = {**_names("lang__", "str", "code", "model"), **_names("lang__", "float", "score", "score_margin", "threshold")}
-DECONT = {**_names("decont__", "str", "benchmark", "item", "mode"), "decont__match": "bool", "decont__overlap": "float"}
+DECONT = {**_names("decont__", "str", "benchmark", "item", "mode"), "decont__match": "bool", "decont__overlap": "float",
+          "decont__checked": "bool"}
 QUALITY = {"fasttext_<m>__score": "float", "fasttext_<m>__pct": "float"}
 NORMALIZE = {"normalize__changed": "bool", "normalize__chars_delta": "int"}
+WEB_QUALITY = {"quality__web_score": "float", "quality__web_pct": "float", "quality__lang": "str"}
+URL_SAFETY = {"safety__url_blocked": "bool", **_names("safety__", "str", "url_reason", "url_category")}
+ADULT = {"safety__adult_share": "float", "safety__adult_words": "int", "safety__adult_lang": "str"}
 
 # written by every run whatever its steps (core columns, dedup signatures, the dedup priority)
 CORE_SIGNALS = {"id": "str", "source": "str", "reject_reason": "str"}
@@ -169,6 +173,13 @@ _KINDS = [
               "detectors for malformed reconstructions", PDF_ARTIFACTS),
     StageKind("quality_scores_v1", "assay.stages.signals.quality:QualityScores", "signal",
               "fastText quality classifiers (web, code, stem) and calibrated percentiles", QUALITY, _quality_names),
+    StageKind("web_quality_v1", "assay.stages.web.quality:WebQualityScore", "signal",
+              "learned web quality order: quality__web_score, quality__web_pct, quality__lang", WEB_QUALITY),
+    StageKind("url_safety_v1", "assay.stages.web.safety:UrlSafety", "signal",
+              "UT1-format domain/URL blocklists and banned URL words: safety__url_blocked, safety__url_reason",
+              URL_SAFETY),
+    StageKind("adult_content_v1", "assay.stages.web.safety:AdultContent", "signal",
+              "LDNOOBW adult-word share per language: safety__adult_share, safety__adult_words", ADULT),
     StageKind("normalize_v1", "assay.stages.output.normalize:TextNormalizer", "parse", "NFC, mojibake repair, newlines",
               NORMALIZE),
 ]

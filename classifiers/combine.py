@@ -1,0 +1,227 @@
+"""Learned combination of classifier scores and heuristic signals (a logistic regression, numpy only).
+
+A *combiner recipe* (``kind: combiner``) names a feature function (``module:function`` taking
+``(texts, models)`` and returning ``(X, feature names, languages)``), the models it may use with the
+languages each covers, labelled sources (human labels, split with ``benchmarks/splits.py``: train and
+dev only) and evaluation sets (the test splits). Training writes ``<name>.json`` (features,
+standardisation, coefficients, model languages and a token-weighted percentile table on the
+reference sample) and a model card (``<name>.card.json`` / ``.card.md``) with test ROC AUC per set and
+per language beside the document-length baseline.
+
+    python -m assay.classifiers train --config classifiers/configs/web_quality.yaml --out classifiers/models/
+
+This module never imports datatrove; the feature function (in ``stages``) is imported by name at
+training time only.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import importlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.classifiers import metrics as M
+from assay.classifiers.calibrate import build_table
+from assay.classifiers.data import build_sources, default_data_root
+
+
+class CombinerRecipe(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["combiner"]
+    name: str
+    description: str = ""
+    label_source: str = "human"
+    features: str  # "module:function"
+    models: dict[str, list[str]] = Field(default_factory=dict)  # model -> languages it was trained on
+    labelled: list[dict]  # sources with their own labels (use split: [train, dev])
+    eval_sets: dict[str, list[dict]] = Field(default_factory=dict)  # test splits; never trained on
+    calibration: list[dict] = Field(default_factory=list)  # unlabelled reference text for percentiles
+    l2: float = 1.0
+    class_balance: bool = True
+    source_balance: bool = True  # every labelled source gets the same total weight ...
+    source_weights: dict[str, float] = Field(default_factory=dict)  # ... times this factor (default 1)
+    baseline_feature: str = "log_chars"
+    per_language_min_negatives: int = 3  # per-language AUC only where both classes have enough rows
+
+
+def is_combiner_config(path: str | os.PathLike) -> bool:
+    with open(path) as f:
+        raw = yaml.safe_load(f) or {}
+    return raw.get("kind") == "combiner"
+
+
+def load_combiner_recipe(path: str | os.PathLike) -> CombinerRecipe:
+    with open(path) as f:
+        return CombinerRecipe.model_validate(yaml.safe_load(f) or {})
+
+
+def fit_logistic(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, *, l2: float = 1.0,
+                 iters: int = 50) -> dict:
+    """L2-regularised logistic regression by Newton's method on standardised features.
+    Returns ``{"mean", "std", "coef", "intercept"}`` (the intercept is not penalised)."""
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    w = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
+    w = w * (len(y) / w.sum())
+    mu = X.mean(axis=0)
+    sd = X.std(axis=0)
+    sd[sd < 1e-9] = 1.0
+    Z = np.hstack([(X - mu) / sd, np.ones((len(X), 1))])
+    beta = np.zeros(Z.shape[1])
+    pen = np.full(Z.shape[1], float(l2))
+    pen[-1] = 0.0
+    for _ in range(iters):
+        p = 1.0 / (1.0 + np.exp(-(Z @ beta)))
+        g = Z.T @ (w * (p - y)) + pen * beta
+        H = (Z * (w * p * (1 - p))[:, None]).T @ Z + np.diag(pen) + 1e-9 * np.eye(Z.shape[1])
+        step = np.linalg.solve(H, g)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return {"mean": mu.tolist(), "std": sd.tolist(), "coef": beta[:-1].tolist(), "intercept": float(beta[-1])}
+
+
+def predict_logistic(params: dict, X: np.ndarray) -> np.ndarray:
+    z = ((X - np.asarray(params["mean"])) / np.asarray(params["std"])) @ np.asarray(params["coef"]) + params["intercept"]
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _feature_fn(dotted: str):
+    mod, _, fn = dotted.partition(":")
+    return getattr(importlib.import_module(mod), fn)
+
+
+def _auc_row(y: np.ndarray, s: np.ndarray, base: np.ndarray) -> dict:
+    return {"n": int(len(y)), "n_negative": int((y == 0).sum()), "roc_auc": M.roc_auc(y, s),
+            "baseline_length_roc_auc": M.roc_auc(y, base)}
+
+
+def evaluate_sets(sets: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]],
+                  min_neg: int = 3) -> dict:
+    """{set: {"all": row, "per_language": {lang: row}}} for (y, score, baseline, langs) per set."""
+    out = {}
+    for name, (y, s, base, langs) in sets.items():
+        res = {"all": _auc_row(y, s, base), "per_language": {}}
+        la = np.array(langs)
+        for lang in sorted(set(langs)):
+            m = la == lang
+            if lang and (y[m] == 0).sum() >= min_neg and (y[m] == 1).sum() >= min_neg:
+                res["per_language"][lang] = _auc_row(y[m], s[m], base[m])
+        out[name] = res
+    return out
+
+
+def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_root=None, config_path=None,
+                   command: str | None = None, verbose: bool = True) -> dict:
+    t0 = time.time()
+    root = Path(data_root) if data_root else default_data_root()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    feats = _feature_fn(recipe.features)
+
+    def log(msg: str) -> None:
+        if verbose:
+            print(f"[assay.classifiers.train {recipe.name}] {msg}", file=sys.stderr, flush=True)
+
+    exs, src_cards = build_sources(recipe.labelled, root)
+    exs = [e for e in exs if e.label in (0, 1) and e.text.strip()]
+    log(f"{len(exs)} labelled training examples; computing features")
+    X, names, _ = feats([e.text for e in exs], recipe.models)
+    y = np.array([e.label for e in exs], dtype=np.float64)
+    w = np.ones(len(y))
+    srcs = np.array([e.source for e in exs])
+    if recipe.source_balance:
+        for s in set(srcs):
+            m = srcs == s
+            w[m] = float(recipe.source_weights.get(s, 1.0)) / m.sum()
+    if recipe.class_balance:
+        for s in set(srcs):
+            for c in (0, 1):
+                m = (srcs == s) & (y == c)
+                if m.any():
+                    w[m] *= 0.5 * (w[srcs == s].sum()) / w[m].sum()
+    params = fit_logistic(X, y, w, l2=recipe.l2)
+    train_auc = M.roc_auc(y, predict_logistic(params, X))
+    log(f"fitted; train ROC AUC {train_auc:.4f}")
+
+    # evaluation on the test splits
+    bi = names.index(recipe.baseline_feature)
+    sets, eval_cards = {}, {}
+    for name, specs in recipe.eval_sets.items():
+        ev, cards = build_sources(specs, root)
+        ev = [e for e in ev if e.label in (0, 1) and e.text.strip()]
+        if not ev:
+            continue
+        Xe, _, _ = feats([e.text for e in ev], recipe.models)
+        sets[name] = (np.array([e.label for e in ev]), predict_logistic(params, Xe), Xe[:, bi], [e.lang for e in ev])
+        eval_cards[name] = cards
+        log(f"eval {name}: n={len(ev)} ROC AUC {M.roc_auc(sets[name][0], sets[name][1]):.4f}"
+            f" (length {M.roc_auc(sets[name][0], sets[name][2]):.4f})")
+    results = evaluate_sets(sets, recipe.per_language_min_negatives)
+
+    # calibration: token-weighted percentiles of the combined score on unlabelled reference text
+    cal, cal_cards = build_sources(recipe.calibration, root)
+    cal_texts = [e.text for e in cal if e.text.strip()]
+    Xc, _, _ = feats(cal_texts, recipe.models)
+    table = build_table(predict_logistic(params, Xc), [max(1, len(t.split())) for t in cal_texts])
+
+    comb = {"name": recipe.name, "kind": "logistic_regression", "features": names, **params,
+            "models": recipe.models, "calibration": table,
+            "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    path = out / f"{recipe.name}.json"
+    with open(path, "w") as f:
+        json.dump(comb, f, indent=1)
+    cfg_sha = hashlib.sha256(json.dumps(recipe.model_dump(), sort_keys=True).encode()).hexdigest()
+    card = {"name": recipe.name, "description": recipe.description, "label_source": recipe.label_source,
+            "file": path.name, "features": names,
+            "coefficients_standardised": dict(zip(names, params["coef"])), "models": recipe.models,
+            "reproduce": {"command": command or f"python -m assay.classifiers train --config {config_path} --out {out}",
+                          "config": str(config_path), "config_sha256": cfg_sha},
+            "training": {"n": int(len(y)), "n_negative": int((y == 0).sum()), "train_roc_auc": train_auc,
+                         "l2": recipe.l2, "seconds": round(time.time() - t0, 1)},
+            "data": src_cards, "eval_set_data": eval_cards, "metrics": {"test": results},
+            "calibration": {"n_docs": table["n_docs"], "n_tokens": table["n_tokens"], "sources": cal_cards}}
+    card = json.loads(json.dumps(card, default=lambda o: None if isinstance(o, float) else str(o)))
+    with open(out / f"{recipe.name}.card.json", "w") as f:
+        json.dump(card, f, indent=1)
+    (out / f"{recipe.name}.card.md").write_text(combiner_card_markdown(card))
+    log(f"done in {time.time() - t0:.1f}s")
+    return card
+
+
+def _f(x: Any) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and x != x) else f"{x:.4f}"
+
+
+def combiner_card_markdown(card: dict) -> str:
+    lines = [f"# Model card: `{card['name']}` (learned combination)", "", card.get("description", ""), "",
+             f"- file: `{card['file']}`; label source: **{card['label_source']}**",
+             f"- models and the languages they apply to (elsewhere their feature is 0): `{json.dumps(card['models'])}`",
+             f"- trained on {card['training']['n']} labelled examples ({card['training']['n_negative']} negative),"
+             f" L2 {card['training']['l2']}, {card['training']['seconds']} s",
+             f"- calibration: {card['calibration']['n_docs']} reference documents", "",
+             "## Reproduce", "", "```", card["reproduce"]["command"], "```", "",
+             "## Test-split ROC AUC (benchmarks/splits.py; never trained or tuned on)", "",
+             "| set | language | n | negatives | ROC AUC | length baseline |", "|---|---|---|---|---|---|"]
+    for name, res in card["metrics"]["test"].items():
+        a = res["all"]
+        lines.append(f"| {name} | all | {a['n']} | {a['n_negative']} | {_f(a['roc_auc'])} | {_f(a['baseline_length_roc_auc'])} |")
+        for lang, r in res["per_language"].items():
+            lines.append(f"| {name} | {lang} | {r['n']} | {r['n_negative']} | {_f(r['roc_auc'])} |"
+                         f" {_f(r['baseline_length_roc_auc'])} |")
+    lines += ["", "## Coefficients (standardised features)", "", "| feature | coefficient |", "|---|---|"]
+    for k, v in card["coefficients_standardised"].items():
+        lines.append(f"| {k} | {v:+.3f} |")
+    lines += ["", "## Training data", "", "| source | builder | examples |", "|---|---|---|"]
+    for s in card["data"]:
+        lines.append(f"| {s['name']} | {s['builder']} | {s['n_examples']} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,212 @@
+"""The web quality order: ``quality_score(texts)`` and the signal step that stores it.
+
+One implementation for notebooks and the batch run. For every text it computes the same features
+(language ID with lid.176, a few Gopher/C4/FineWeb heuristics from :func:`web_heuristic_signals`, the
+LDNOOBW adult-word share, and the fastText quality models **only for the languages they were trained
+and calibrated on**), then the learned combination (a logistic regression fitted on human labels,
+``classifiers/models/web_quality.json``, trained by
+``python -m assay.classifiers train --config classifiers/configs/web_quality.yaml --out classifiers/models/``).
+
+Language awareness: a model's feature is its logit where the detected language is in the model's
+``langs`` (from the combiner file) and exactly 0 elsewhere, together with a 0/1 "covered" indicator,
+so for an uncovered language the model contributes nothing and the order comes from the
+language-independent signals (the documented neutral treatment); no model ever ranks text in a
+language it was not trained on.
+
+``WebQualityScore`` stores ``quality__web_score`` (probability of "good" in [0, 1]),
+``quality__web_pct`` (its token-weighted percentile on the reference sample of the combiner file) and
+``quality__lang``; the default recipe tiers web documents by ``quality__web_pct`` alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from datatrove.data import Document, DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+
+COMBINER = "web_quality"
+TEXT_MAX_CHARS = 20_000
+
+# language-independent signals (name -> how to read it from web_heuristic_signals / the text)
+HEURISTICS = ("log_chars", "log_words", "mean_word_length", "alpha_ws_words_ratio", "dup_line_frac",
+              "dup_5gram_char_frac", "top_2gram_char_frac", "line_punct_ratio", "short_line_ratio", "list_ratio",
+              "bullet_lines_ratio", "ellipsis_word_ratio", "sentences_per_word", "upper_frac", "digit_frac",
+              "lid_score", "adult_share")
+
+
+def _clip(x, lo, hi) -> float:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return lo
+    if x != x:
+        return lo
+    return min(max(x, lo), hi)
+
+
+def heuristic_features(text: str, lang_score: float, lang: str) -> list[float]:
+    """The language-independent features of one text, in the order of ``HEURISTICS``."""
+    from assay.stages.web.heuristics import classic_signals  # noqa: PLC0415
+    from assay.stages.web.safety import adult_word_share  # noqa: PLC0415
+
+    t = text[:TEXT_MAX_CHARS]
+    s = classic_signals(t)  # the full-text values of web_heuristic_signals (gopher__/c4__/fineweb__)
+    n_words = max(1, int(s.get("gopher__n_words") or 0))
+    letters = sum(map(str.isalpha, t)) or 1
+    chars = len(t) or 1
+    return [
+        math.log1p(len(t)),
+        math.log1p(n_words),
+        _clip(s.get("gopher__mean_word_length"), 0, 15),
+        _clip(s.get("gopher__alpha_ws_words_ratio"), 0, 1),
+        _clip(s.get("gopher__dup_line_frac"), 0, 1),
+        _clip(s.get("gopher__dup_5gram_char_frac"), 0, 1),
+        _clip(s.get("gopher__top_2gram_char_frac"), 0, 1),
+        _clip(s.get("fineweb__line_punct_ratio"), 0, 1),
+        _clip(s.get("fineweb__short_line_ratio"), 0, 1),
+        _clip(s.get("fineweb__list_ratio"), 0, 1),
+        _clip(s.get("gopher__bullet_lines_ratio"), 0, 1),
+        _clip(s.get("gopher__ellipsis_word_ratio"), 0, 1),
+        _clip((s.get("c4__n_sentences") or 0) / n_words, 0, 1),
+        sum(map(str.isupper, t)) / letters,
+        sum(map(str.isdigit, t)) / chars,
+        _clip(lang_score, 0, 1),
+        math.log1p(1000.0 * adult_word_share(t, lang)),
+    ]
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(np.asarray(p, dtype=np.float64), 1e-4, 1 - 1e-4)
+    return np.log(p / (1 - p))
+
+
+@lru_cache(maxsize=4)
+def load_combiner(path: str | None = None) -> dict:
+    """The combiner file (feature names, standardisation, coefficients, model languages, calibration)."""
+    from assay.classifiers.model import MODELS_DIR  # noqa: PLC0415
+
+    p = Path(path) if path else MODELS_DIR / f"{COMBINER}.json"
+    if not p.exists():
+        raise FileNotFoundError(f"no web quality combiner at {p}; train it with `python -m assay.classifiers train "
+                                f"--config classifiers/configs/{COMBINER}.yaml --out classifiers/models/`")
+    with open(p) as f:
+        return json.load(f)
+
+
+def quality_features(texts: list[str], models: dict[str, list[str]] | None = None
+                     ) -> tuple[np.ndarray, list[str], list[str]]:
+    """Feature matrix (n x k), feature names and detected languages for ``texts``.
+
+    ``models``: ``{model name: [languages it covers]}`` (default: the combiner file's). Each model adds
+    ``<model>__logit`` (0 outside its languages) and ``<model>__covered`` (0/1)."""
+    import assay.classifiers  # noqa: PLC0415
+    from assay.stages.web.langid import detect_language  # noqa: PLC0415
+
+    if models is None:
+        models = load_combiner()["models"]
+    texts = [t if isinstance(t, str) else "" for t in texts]
+    langs, rows = [], []
+    for t in texts:
+        code, score = detect_language(t[:TEXT_MAX_CHARS])
+        langs.append(code)
+        rows.append(heuristic_features(t, score, code))
+    names = list(HEURISTICS)
+    cols = [np.asarray(rows, dtype=np.float64).reshape(len(texts), len(HEURISTICS))]
+    for m, covered in models.items():
+        cov = np.array([lang in covered for lang in langs], dtype=bool)
+        logit = np.zeros(len(texts))
+        if cov.any():
+            idx = np.flatnonzero(cov)
+            logit[idx] = _logit(assay.classifiers.load(m).score([texts[i][:TEXT_MAX_CHARS] for i in idx]))
+        cols += [logit[:, None], cov.astype(np.float64)[:, None]]
+        names += [f"{m}__logit", f"{m}__covered"]
+    return np.hstack(cols), names, langs
+
+
+def combine(X: np.ndarray, names: list[str], combiner: dict) -> np.ndarray:
+    """Probability of "good" from the feature matrix with the combiner's logistic regression."""
+    if list(names) != list(combiner["features"]):
+        raise ValueError(f"feature names {names} do not match the combiner's {combiner['features']}")
+    mu = np.asarray(combiner["mean"])
+    sd = np.asarray(combiner["std"])
+    z = ((X - mu) / sd) @ np.asarray(combiner["coef"]) + float(combiner["intercept"])
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def quality_score(texts: list[str], *, combiner_path: str | None = None) -> np.ndarray:
+    """Web quality of extracted texts, higher = better: exactly the number by which the default
+    recipe tiers web documents (its percentile, ``quality__web_pct``, is a monotone map of it)."""
+    comb = load_combiner(combiner_path)
+    if not texts:
+        return np.zeros(0)
+    X, names, _ = quality_features(list(texts), comb["models"])
+    return combine(X, names, comb)
+
+
+def quality_percentile(scores, *, combiner_path: str | None = None) -> np.ndarray:
+    """Token-weighted percentile of combined scores on the combiner's reference sample."""
+    from assay.classifiers.calibrate import percentile  # noqa: PLC0415
+
+    return percentile(load_combiner(combiner_path)["calibration"], scores)
+
+
+class WebQualityScore(PipelineStep):
+    """Store ``quality__web_score``, ``quality__web_pct`` and ``quality__lang`` for web documents.
+
+    Args:
+        combiner_path: combiner JSON (default: the shipped ``classifiers/models/web_quality.json``).
+        sources: ``metadata["source"]`` values scored (default ``["web"]``).
+        batch_size: documents per model batch.
+    Documents with a ``reject_reason`` or no text get ``None``; nothing is dropped."""
+
+    name = "🏅 web quality"
+    type = "📊 - SIGNALS"
+
+    def __init__(self, combiner_path: str | None = None, sources: list[str] | None = None, batch_size: int = 256):
+        super().__init__()
+        self.combiner_path = str(combiner_path) if combiner_path else None
+        self.sources = list(sources) if sources is not None else ["web"]
+        self.batch_size = max(1, int(batch_size))
+
+    def _score(self, batch: list[Document]) -> None:
+        idx = []
+        for i, doc in enumerate(batch):
+            meta = doc.metadata
+            if meta.get("source") not in self.sources:
+                continue
+            meta["quality__web_score"] = None
+            meta["quality__web_pct"] = None
+            meta["quality__lang"] = None
+            if not meta.get("reject_reason") and (doc.text or "").strip():
+                idx.append(i)
+        if not idx:
+            return
+        comb = load_combiner(self.combiner_path)
+        with self.track_time(unit="batch"):
+            X, names, langs = quality_features([batch[i].text for i in idx], comb["models"])
+            scores = combine(X, names, comb)
+            pct = quality_percentile(scores, combiner_path=self.combiner_path)
+        for i, s, p, lang in zip(idx, scores, pct, langs):
+            meta = batch[i].metadata
+            meta["quality__web_score"] = float(s)
+            meta["quality__web_pct"] = float(p)
+            meta["quality__lang"] = lang
+        self.stat_update("scored", value=len(idx))
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        batch: list[Document] = []
+        for doc in data:
+            self.stat_update("documents")
+            batch.append(doc)
+            if len(batch) >= self.batch_size:
+                self._score(batch)
+                yield from batch
+                batch = []
+        if batch:
+            self._score(batch)
+            yield from batch

@@ -1,0 +1,351 @@
+"""Safety signals for web documents: a URL blocklist filter and an adult-content share per language.
+
+**URL filter** (FineWeb's approach, as datatrove's ``URLFilter``, but as a stored signal with a reason):
+a document is flagged when its host or any parent domain is in a domain blocklist, its URL is in a URL
+blocklist, a *banned word* is one of the URL's words, at least ``soft_word_threshold`` *soft banned
+words* are, or a *banned subword* occurs anywhere in the URL with punctuation removed. Domain and URL
+lists are read from user-given folders in **UT1 format** (``<category>/domains``, ``<category>/urls``;
+one entry per line, ``#`` comments; the UT1 lists are CC BY-SA and are never shipped: pass their path).
+The banned/soft/sub word lists are the ones datatrove ships (``datatrove/assets/*.txt``).
+
+**Adult content**: ``adult_word_share(text, lang)`` is the share of words that belong to the LDNOOBW
+bad-word list of the text's language together with the English list (English porn vocabulary appears in
+spam in every language). Lists for languages written without spaces (zh, ja, ko, th) are matched as
+substrings and counted per character. The LDNOOBW lists ship in ``stages/web/data/ldnoobw`` (CC BY 4.0,
+Shutterstock, https://github.com/LDNOOBW/List-of-Dirty-Naughty-Obscene-and-Otherwise-Bad-Words).
+
+Signals written (never drops a document):
+
+* ``UrlSafety``: ``safety__url_blocked`` (bool, None without URL), ``safety__url_reason``
+  (``domain`` | ``subdomain`` | ``url`` | ``banned_word`` | ``soft_banned_words`` | ``banned_subword`` | None),
+  ``safety__url_category`` (the UT1 category of a list hit);
+* ``AdultContent``: ``safety__adult_share`` (float), ``safety__adult_words`` (int), ``safety__adult_lang``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+from urllib.parse import urlsplit
+
+from datatrove.data import DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+
+LDNOOBW_DIR = Path(__file__).resolve().parent / "data" / "ldnoobw"
+NO_SPACE_LANGS = frozenset({"zh", "ja", "ko", "th", "wuu", "yue", "lo", "km", "my"})
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+_URL_SPLIT = re.compile(r"[^a-zA-Z0-9]+")
+# LDNOOBW entries that are clinical/anatomical terms or ordinary words of other languages (Spanish
+# "negro" = black, "del"); counted as adult words they flag health pages and Spanish prose
+# (seen on the HPLT train/dev split), so they never count.
+NEUTRAL_TERMS = frozenset({"sexual", "sexually", "sexuality", "penis", "vagina", "vulva", "semen", "sperm",
+                           "ejaculation", "nipple", "nipples", "breast", "breasts", "anus", "rectum", "negro", "del",
+                           "xx"})
+# lid.176 codes -> LDNOOBW file names where they differ
+_LIST_ALIASES = {"nb": "no", "nn": "no", "tl": "fil"}
+
+
+# ---------------------------------------------------------------------------------------------
+# adult content
+def _norm(s: str) -> str:
+    return unicodedata.normalize("NFKC", s).lower()
+
+
+@lru_cache(maxsize=64)
+def load_wordlist(lang: str, directory: str | None = None) -> tuple[frozenset, frozenset, tuple]:
+    """(single words, multi-word phrases as word tuples, substrings for no-space scripts) of one
+    LDNOOBW list; empty when the language has no list."""
+    d = Path(directory) if directory else LDNOOBW_DIR
+    name = _LIST_ALIASES.get(lang, lang)
+    path = d / name
+    if not name or "/" in name or not path.is_file():
+        return frozenset(), frozenset(), ()
+    words, phrases, subs = set(), set(), []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        w = _norm(line.strip())
+        if not w or w.startswith("#"):
+            continue
+        if lang in NO_SPACE_LANGS or name in NO_SPACE_LANGS:
+            subs.append(w)
+            continue
+        toks = tuple(_WORD_RE.findall(w))
+        if len(toks) == 1 and toks[0] in NEUTRAL_TERMS:
+            continue
+        if len(toks) == 1:
+            words.add(toks[0])
+        elif toks:
+            phrases.add(toks)
+    return frozenset(words), frozenset(phrases), tuple(sorted(set(subs), key=len, reverse=True))
+
+
+@lru_cache(maxsize=64)
+def _substring_re(subs: tuple) -> re.Pattern | None:
+    return re.compile("|".join(re.escape(s) for s in subs)) if subs else None
+
+
+@lru_cache(maxsize=64)
+def _phrases_by_first(phrases: frozenset) -> dict[str, tuple]:
+    out: dict[str, list] = {}
+    for ph in phrases:
+        out.setdefault(ph[0], []).append(ph)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def adult_word_count(text: str, lang: str | None, *, directory: str | None = None,
+                     max_chars: int = 50_000) -> tuple[int, int]:
+    """(bad words found, words in the text) for the LDNOOBW lists of ``lang`` and English.
+    In no-space scripts a "word" is a character and a hit counts its characters."""
+    t = _norm(text[:max_chars]) if isinstance(text, str) else ""
+    toks = _WORD_RE.findall(t)
+    lists = [load_wordlist("en", directory)]
+    if lang and lang != "en":
+        lists.append(load_wordlist(lang, directory))
+    flags = [False] * len(toks)
+    for words, phrases, _ in lists:
+        by_first = _phrases_by_first(phrases)
+        for i, w in enumerate(toks):
+            if w in words:
+                flags[i] = True
+            for ph in by_first.get(w, ()):
+                n = len(ph)
+                if tuple(toks[i:i + n]) == ph:
+                    flags[i:i + n] = [True] * n
+    hits = sum(flags)
+    n_words = len(toks)
+    for _, _, subs in lists:
+        rx = _substring_re(subs)
+        if rx is None:
+            continue
+        # no-space scripts: count characters; the text's length in non-space characters is the denominator
+        n_chars = len(t) - sum(map(str.isspace, t))
+        n_words = max(n_words, n_chars)
+        hits += sum(len(m.group(0)) for m in rx.finditer(t))
+    return hits, n_words
+
+
+def adult_word_share(text: str, lang: str | None, *, directory: str | None = None) -> float:
+    """Share of the text's words that are LDNOOBW bad words (its language's list and English)."""
+    hits, n = adult_word_count(text, lang, directory=directory)
+    return hits / n if n else 0.0
+
+
+class AdultContent(PipelineStep):
+    """Store ``safety__adult_share``, ``safety__adult_words`` and ``safety__adult_lang`` per document.
+
+    Args:
+        wordlists_dir: folder of LDNOOBW-format lists named by language (default: the shipped copy).
+        sources: ``metadata["source"]`` values to score (default ``["web"]``).
+    The language is ``lang__code`` when language ID ran, else detected here (lid.176)."""
+
+    name = "🔞 adult content"
+    type = "📊 - SIGNALS"
+
+    def __init__(self, wordlists_dir: str | None = None, sources: list[str] | None = None):
+        super().__init__()
+        self.wordlists_dir = str(wordlists_dir) if wordlists_dir else None
+        self.sources = list(sources) if sources is not None else ["web"]
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        from assay.stages.web.langid import detect_language  # noqa: PLC0415
+
+        for doc in data:
+            self.stat_update("documents")
+            meta = doc.metadata
+            if meta.get("source") not in self.sources:
+                yield doc
+                continue
+            if meta.get("reject_reason") or not (doc.text or "").strip():
+                meta["safety__adult_share"] = None
+                meta["safety__adult_words"] = None
+                meta["safety__adult_lang"] = None
+                yield doc
+                continue
+            with self.track_time():
+                lang = meta.get("lang__code") or detect_language(doc.text)[0]
+                hits, n = adult_word_count(doc.text, lang, directory=self.wordlists_dir)
+            meta["safety__adult_share"] = round(hits / n, 6) if n else 0.0
+            meta["safety__adult_words"] = int(hits)
+            meta["safety__adult_lang"] = lang
+            if hits:
+                self.stat_update("with_adult_words")
+            yield doc
+
+
+# ---------------------------------------------------------------------------------------------
+# URL filter
+def _read_list(path: Path) -> set[str]:
+    out = set()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            s = line.strip()
+            if s and not s.startswith("#"):
+                out.add(s.lower())
+    return out
+
+
+# UT1 categories that list sites to allow, not to block (loaded only when named explicitly)
+UT1_NOT_BLOCKED = frozenset({"sexual_education"})
+
+
+def load_ut1(path: str | os.PathLike, categories: Iterable[str] | None = None) -> tuple[dict, dict]:
+    """Read UT1-format blocklists: ``path/<category>/domains`` and ``path/<category>/urls``.
+    Returns ({domain: category}, {url without scheme: category}). ``categories`` None = every folder
+    except ``sexual_education`` (a UT1 list of sites to allow)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise FileNotFoundError(f"UT1 blocklist folder not found: {root}")
+    cats = (list(categories) if categories is not None
+            else sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in UT1_NOT_BLOCKED))
+    domains: dict[str, str] = {}
+    urls: dict[str, str] = {}
+    for c in cats:
+        d = root / c
+        if not d.is_dir():
+            raise FileNotFoundError(f"UT1 category {c!r} not found under {root}")
+        if (d / "domains").is_file():
+            for x in _read_list(d / "domains"):
+                domains.setdefault(x.lstrip("."), c)
+        if (d / "urls").is_file():
+            for x in _read_list(d / "urls"):
+                urls.setdefault(_url_key(x), c)
+    return domains, urls
+
+
+def _url_key(url: str) -> str:
+    """Scheme-less, ``www.``-less, lower-cased URL without trailing slash (UT1 ``urls`` entries look so)."""
+    s = url.strip().lower()
+    s = re.sub(r"^[a-z][a-z0-9+.-]*://", "", s)
+    s = s[4:] if s.startswith("www.") else s
+    return s.rstrip("/")
+
+
+def _datatrove_list(name: str) -> set[str]:
+    from datatrove.utils._import_utils import ASSETS_PATH  # noqa: PLC0415
+
+    with open(os.path.join(ASSETS_PATH, name), encoding="utf-8") as f:
+        return {_URL_SPLIT.sub("", x).lower() for x in f if x.strip() and not x.startswith("#")} - {""}
+
+
+class UrlBlocklist:
+    """The URL check itself (plain object, notebooks use it too): ``check(url) -> (reason, category)``,
+    ``(None, None)`` when the URL passes."""
+
+    def __init__(self, blocklist_dirs: Iterable[str] = (), categories: Iterable[str] | None = None,
+                 extra_domains: Iterable[str] = (), extra_urls: Iterable[str] = (),
+                 use_word_lists: bool = True, soft_word_threshold: int = 2):
+        self.domains: dict[str, str] = {}
+        self.urls: dict[str, str] = {}
+        for p in blocklist_dirs:
+            d, u = load_ut1(p, categories)
+            for k, v in d.items():
+                self.domains.setdefault(k, v)
+            for k, v in u.items():
+                self.urls.setdefault(k, v)
+        for x in extra_domains:
+            self.domains.setdefault(x.strip().lower().lstrip("."), "user")
+        for x in extra_urls:
+            self.urls.setdefault(_url_key(x), "user")
+        self.soft_word_threshold = int(soft_word_threshold)
+        if use_word_lists:
+            self.banned_words = _datatrove_list("banned_words.txt")
+            self.soft_words = _datatrove_list("soft_banned_words.txt")
+            subs = sorted(_datatrove_list("banned_subwords.txt"), key=len, reverse=True)
+        else:
+            self.banned_words, self.soft_words, subs = set(), set(), []
+        self._sub_re = re.compile("|".join(re.escape(s) for s in subs)) if subs else None
+
+    def check(self, url: str | None) -> tuple[str | None, str | None]:
+        if not url:
+            return None, None
+        host = (urlsplit(url if "//" in url else f"//{url}").hostname or "").lower().rstrip(".")
+        host = host[4:] if host.startswith("www.") else host
+        labels = host.split(".")
+        for i in range(len(labels) - 1):  # the host itself, then each parent domain (not the bare TLD)
+            cat = self.domains.get(".".join(labels[i:]))
+            if cat is not None:
+                return ("domain" if i == 0 else "subdomain"), cat
+        key = _url_key(url)
+        cat = self.urls.get(key) or self.urls.get(key.split("?", 1)[0].rstrip("/"))
+        if cat is not None:
+            return "url", cat
+        words = {w.lower() for w in _URL_SPLIT.split(url) if w}
+        if words & self.banned_words:
+            return "banned_word", None
+        if len(words & self.soft_words) >= self.soft_word_threshold:
+            return "soft_banned_words", None
+        if self._sub_re is not None and self._sub_re.search(_URL_SPLIT.sub("", url).lower()):
+            return "banned_subword", None
+        return None, None
+
+
+class UrlSafety(PipelineStep):
+    """Store ``safety__url_blocked``, ``safety__url_reason`` and ``safety__url_category``.
+
+    Args:
+        blocklist_dirs: folders in UT1 format (``<category>/domains``, ``<category>/urls``), given by the
+            user (UT1 is CC BY-SA and not shipped). Empty: only the word lists apply.
+        categories: UT1 categories to load (default: every category folder found).
+        extra_domains / extra_urls: more entries (recipe data).
+        use_word_lists: banned words, soft banned words and banned subwords in the URL (datatrove's lists).
+        soft_word_threshold: soft banned words needed to flag a URL.
+        sources: ``metadata["source"]`` values checked (default ``["web"]``).
+    Documents without ``metadata["url"]`` get ``safety__url_blocked=None``."""
+
+    name = "🚫 URL blocklist"
+    type = "📊 - SIGNALS"
+
+    def __init__(self, blocklist_dirs: list[str] | None = None, categories: list[str] | None = None,
+                 extra_domains: list[str] | None = None, extra_urls: list[str] | None = None,
+                 use_word_lists: bool = True, soft_word_threshold: int = 2, sources: list[str] | None = None):
+        super().__init__()
+        self.blocklist_dirs = [str(p) for p in (blocklist_dirs or [])]
+        for p in self.blocklist_dirs:  # fail at recipe build time, not inside a worker
+            if not Path(p).is_dir():
+                raise FileNotFoundError(f"UrlSafety: blocklist folder not found: {p}")
+        self.categories = list(categories) if categories is not None else None
+        self.extra_domains = list(extra_domains or [])
+        self.extra_urls = list(extra_urls or [])
+        self.use_word_lists = bool(use_word_lists)
+        self.soft_word_threshold = int(soft_word_threshold)
+        self.sources = list(sources) if sources is not None else ["web"]
+        self._lists: UrlBlocklist | None = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_lists"] = None
+        return state
+
+    def lists(self) -> UrlBlocklist:
+        if self._lists is None:
+            self._lists = UrlBlocklist(self.blocklist_dirs, self.categories, self.extra_domains, self.extra_urls,
+                                       self.use_word_lists, self.soft_word_threshold)
+        return self._lists
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        lists = self.lists()
+        for doc in data:
+            self.stat_update("documents")
+            meta = doc.metadata
+            if meta.get("source") not in self.sources:
+                yield doc
+                continue
+            url = meta.get("url")
+            if not url:
+                meta["safety__url_blocked"] = None
+                meta["safety__url_reason"] = None
+                meta["safety__url_category"] = None
+                self.stat_update("no_url")
+                yield doc
+                continue
+            with self.track_time():
+                reason, cat = lists.check(url)
+            meta["safety__url_blocked"] = reason is not None
+            meta["safety__url_reason"] = reason
+            meta["safety__url_category"] = cat
+            if reason:
+                self.stat_update(f"blocked/{reason}")
+            yield doc

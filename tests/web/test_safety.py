@@ -1,0 +1,155 @@
+"""Safety signals: UT1-format URL blocklists + banned URL words, and the LDNOOBW adult-word share,
+on the real lists in ../shared/data/safety; the default recipe excludes both with their own reasons."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from assay.stages.web.safety import (AdultContent, UrlBlocklist, UrlSafety, adult_word_count, adult_word_share,
+                                     load_ut1)
+
+ADULT_EN = ("Hot sex videos and free porn every day. Watch the horny milf and the naked teen sluts suck cock, "
+            "then fuck in the hardcore porn scene. Best xxx tube with pussy close ups, blowjob and anal sex clips. "
+            "Join now for more nude babes and orgasm videos. ") * 3
+ADULT_ZH = ("这是一个色情故事。她脱光了衣服，他们开始做爱，操逼，口交，还有很多淫荡的性交场面。"
+            "成人电影，三级片，色情片，黄色网站，免费观看。") * 3
+NEUTRAL_EN = ("The committee discussed the annual budget for the public library and agreed to extend the opening "
+              "hours on weekends. Several members noted that visitor numbers had grown steadily since the new "
+              "reading room opened, and the chair asked staff to prepare a report on staffing costs. ") * 3
+HEALTH_EN = ("Sexual health clinics offer confidential testing and advice. Condoms reduce the risk of sexually "
+             "transmitted infections, and the clinic staff can explain contraception options in detail. ") * 3
+
+
+@pytest.fixture(scope="module")
+def ut1(shared_data: Path) -> Path:
+    return shared_data / "safety" / "ut1"
+
+
+@pytest.mark.shared_data
+def test_ut1_lists_load_and_match_domains_subdomains_and_urls(ut1: Path):
+    domains, urls = load_ut1(ut1)
+    assert domains and urls
+    gambling = next(iter(sorted(d for d, c in domains.items() if c == "gambling")))
+    adult_url = next(iter(sorted(u for u, c in urls.items() if c == "adult")))
+    lists = UrlBlocklist([str(ut1)])
+    assert lists.check(f"https://{gambling}/page") == ("domain", "gambling")
+    assert lists.check(f"http://www.{gambling}/") == ("domain", "gambling")
+    assert lists.check(f"http://shop.{gambling}/x?y=1") == ("subdomain", "gambling")
+    assert lists.check(f"https://{adult_url}") == ("url", "adult")
+    # sexual_education lists sites to allow: not loaded by default
+    assert "sexual_education" not in set(domains.values())
+
+
+@pytest.mark.shared_data
+def test_banned_url_words_and_clean_urls(ut1: Path):
+    lists = UrlBlocklist([str(ut1)])
+    assert lists.check("https://example.com/free-porn-videos")[0] == "banned_word"
+    assert lists.check("https://example.com/watch/bigtitsclips")[0] == "banned_subword"
+    for ok in ("https://docs.python.org/3/library/os.html", "https://en.wikipedia.org/wiki/Sussex",
+               "https://www.essex.ac.uk/courses", "https://www.bbc.co.uk/news/science", "https://example.org/"):
+        assert lists.check(ok) == (None, None), ok
+    assert lists.check(None) == (None, None)
+
+
+def test_missing_blocklist_folder_fails_at_build_time(tmp_path: Path):
+    with pytest.raises(FileNotFoundError):
+        UrlSafety(blocklist_dirs=[str(tmp_path / "nope")])
+
+
+def test_adult_share_per_language():
+    assert adult_word_share(ADULT_EN, "en") > 0.1
+    assert adult_word_share(ADULT_ZH, "zh") > 0.1  # Chinese list, matched as substrings
+    assert adult_word_share(NEUTRAL_EN, "en") == 0.0
+    assert adult_word_share(HEALTH_EN, "en") < 0.03  # below the default rule's threshold
+    hits, n = adult_word_count("", "en")
+    assert (hits, n) == (0, 0)
+
+
+def test_steps_store_signals_and_pickle():
+    from datatrove.data import Document
+
+    docs = [Document(text=ADULT_EN, id="a", metadata={"source": "web", "url": "https://example.com/free-porn"}),
+            Document(text=NEUTRAL_EN, id="b", metadata={"source": "web", "url": "https://example.org/library"}),
+            Document(text=NEUTRAL_EN, id="c", metadata={"source": "web"}),
+            Document(text="def f(): pass", id="d", metadata={"source": "code"})]
+    url, adult = pickle.loads(pickle.dumps(UrlSafety())), pickle.loads(pickle.dumps(AdultContent()))
+    out = list(adult.run(url.run(iter(docs))))
+    m = {d.id: d.metadata for d in out}
+    assert m["a"]["safety__url_blocked"] is True and m["a"]["safety__url_reason"] == "banned_word"
+    assert m["b"]["safety__url_blocked"] is False
+    assert m["c"]["safety__url_blocked"] is None  # no URL: the rule keeps it (when_missing)
+    assert m["a"]["safety__adult_share"] > 0.1 and m["b"]["safety__adult_share"] == 0.0
+    assert "safety__url_blocked" not in m["d"] and "safety__adult_share" not in m["d"]
+
+
+def _warc(path: Path, pages: list[tuple[str, str]]) -> None:
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    with open(path, "wb") as f:
+        w = WARCWriter(f, gzip=True)
+        for url, html in pages:
+            body = html.encode("utf-8")
+            headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
+            w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=headers))
+
+
+def _page(title: str, paragraphs: list[str]) -> str:
+    ps = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>{ps}</article></body></html>"
+
+
+ARTICLE = [
+    "The river flooded the lower town twice during the spring, and the council has since approved a plan to "
+    "raise the embankment along its eastern bank. Engineers expect the work to take two years.",
+    "Residents who lost property in the floods will be able to apply for support from a regional fund, which "
+    "was set up last month with contributions from the national government and several local businesses.",
+    "At a public meeting on Tuesday, the mayor said the town had learned from the experience and that new "
+    "warning sirens would be installed before the next rainy season begins in the autumn.",
+]
+
+
+@pytest.mark.shared_data
+@pytest.mark.slow
+def test_assay_run_excludes_adult_page_and_blocklisted_url_with_their_reasons(shared_data: Path, ut1: Path,
+                                                                               tmp_path: Path):
+    domains, _ = load_ut1(ut1, ["gambling"])
+    blocked_domain = sorted(domains)[0]
+    warc = tmp_path / "crawl.warc.gz"
+    _warc(warc, [
+        ("https://news.example.org/river-flood", _page("Flood defences", ARTICLE)),
+        (f"https://www.{blocked_domain}/about", _page("About the town council", [p.replace("river", "canal")
+                                                                                  for p in ARTICLE])),
+        ("https://stories.example.net/night", _page("Night", [ADULT_EN[:400], ADULT_EN[400:800], ARTICLE[0]])),
+    ])
+    recipe = yaml.safe_load((Path(__file__).resolve().parents[2] / "pipeline/recipes/default.yaml").read_text())
+    web = next(s for s in recipe["sources"] if s["name"] == "web")
+    web["reader"]["params"]["paths"] = [str(warc)]
+    for step in web["steps"]:
+        if step["kind"] == "url_safety_v1":
+            step["params"] = {"blocklist_dirs": [str(ut1)]}
+    recipe["sources"] = [web]
+    recipe["executor"] = {"kind": "local", "tasks": 1, "workers": 1}
+    rpath = tmp_path / "recipe.yaml"
+    rpath.write_text(yaml.safe_dump(recipe))
+    out = tmp_path / "run"
+    r = subprocess.run([sys.executable, "-m", "assay.pipeline.cli", "run", str(rpath), "--output", str(out)],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    excluded = pl.concat([pl.read_parquet(p) for p in (out / "excluded").rglob("*.parquet")], how="diagonal_relaxed")
+    reasons = dict(zip(excluded["id"].to_list(), excluded["reason"].to_list()))
+    store = pl.concat([pl.read_parquet(p) for p in (out / "signals").rglob("*.parquet")], how="diagonal_relaxed")
+    url_of = dict(zip(store["id"].to_list(), store["url"].to_list())) if "url" in store.columns else {}
+    by_url = {url_of.get(i, i): reason for i, reason in reasons.items()}
+    assert by_url.get(f"https://www.{blocked_domain}/about") == "web_url_blocklist", by_url
+    assert by_url.get("https://stories.example.net/night") == "web_adult_content", by_url
+    assert "https://news.example.org/river-flood" not in by_url or not by_url[
+        "https://news.example.org/river-flood"].startswith(("web_url", "web_adult")), by_url
