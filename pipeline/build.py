@@ -5,7 +5,7 @@ Phases (each a datatrove pipeline with its own task count and logging dir under 
   dedup_signatures  signal store (per signals task) -> dedup priority -> minhash + exact-hash signatures
   dedup_buckets     minhash candidate pairs per band (against earlier runs' indexes too)
   dedup_clusters    union-find, keep policy, this run's index for the next run
-  plan              (with decisions.rebalance) one task: mixture plan from stored sizes -> plan/plan.json
+  decide_plan       one task: dedup keepers among filter survivors + mixture plan (no text) -> decide_plan/plan.json
   decide            signal store -> dedup annotations -> decisions/tiers -> shards + exclusions
   finalize          manifest + funnel report
 Each phase carries a hash of the recipe settings its outputs depend on (`PHASE_GROUPS`), so the runner
@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from assay.pipeline.recipe import Recipe, RecipeError, StepSpec
+from assay.pipeline.phases import PHASE_GROUPS  # noqa: F401 (re-exported)
+from assay.pipeline.inputs import SAMPLE_DIR, expand_inputs, input_paths, resolve_value  # noqa: F401 (re-exported)
 from assay.pipeline.registry import build_step, get_kind, output_signal_schema, store_schema
 
-SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 
 
 @dataclass
@@ -62,8 +63,8 @@ class RunLayout:
         return self.root / "logs"
 
     @property
-    def plan(self) -> Path:
-        return self.root / "plan"
+    def decide_plan(self) -> Path:
+        return self.root / "decide_plan"
 
     @property
     def staging(self) -> Path:
@@ -76,36 +77,10 @@ class RunLayout:
             "dedup_signatures": [self.dedup / "signatures"],
             "dedup_buckets": [self.dedup / "buckets"],
             "dedup_clusters": [self.dedup / "clusters"],
-            "plan": [self.plan],
+            "decide_plan": [self.decide_plan],
             "decide": [self.output, self.excluded, self.staging / "decide"],
             "finalize": [self.root / "manifest.json"],
         }.get(phase, [])
-
-
-def resolve_value(value: Any) -> Any:
-    """`sample:web` / `sample:code` / `sample:pdf` -> the embedded sample's folders."""
-    if isinstance(value, str) and value.startswith("sample:"):
-        p = SAMPLE_DIR / value.split(":", 1)[1]
-        if not p.exists():
-            raise RecipeError(f"no embedded sample named '{value}'")
-        return str(p)
-    if isinstance(value, list):
-        return [resolve_value(v) for v in value]
-    if isinstance(value, dict):
-        return {k: resolve_value(v) for k, v in value.items()}
-    return value
-
-
-def input_paths(recipe: Recipe) -> list[Path]:
-    """Every input path named by the recipe's readers (resolved), for checks and the manifest."""
-    out: list[Path] = []
-    for src in recipe.sources:
-        params = resolve_value(src.reader.params)
-        paths = params.get("paths") or params.get("data_folder") or []
-        if isinstance(paths, str):
-            paths = [paths]
-        out.extend(Path(p) for p in paths)
-    return out
 
 
 def check_inputs(recipe: Recipe) -> None:
@@ -155,15 +130,6 @@ def _digest(*parts: Any) -> str:
 # What each phase's outputs depend on. Executor settings (kind, workers, Slurm/Ray options) are in
 # none of them; `tasks` is, because it decides how the signal store and the shards are split.
 HASH_GROUPS = ("signals", "dedup", "decisions", "output")
-PHASE_GROUPS = {
-    "signals": ("signals",),
-    "dedup_signatures": ("signals", "dedup"),
-    "dedup_buckets": ("signals", "dedup"),
-    "dedup_clusters": ("signals", "dedup"),
-    "plan": ("signals", "dedup", "decisions"),
-    "decide": ("signals", "dedup", "decisions", "output"),
-    "finalize": ("signals", "dedup", "decisions", "output"),
-}
 
 
 def group_hashes(recipe: Recipe) -> dict[str, str]:
@@ -182,6 +148,7 @@ def group_hashes(recipe: Recipe) -> dict[str, str]:
         "dedup": _digest(dedup),
         "decisions": _digest(data["decisions"]),
         "output": _digest(data["output"]),
+        "pack": _digest(data.get("plan"), data.get("pack"), data.get("repo_documents")),
     }
 
 
@@ -226,7 +193,7 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
         for spec in recipe.common_steps:
             steps.append(build_step(spec, resolve=resolve_value))
             desc.append(spec.kind)
-        from assay.stages.common.sizes import DocumentSize
+        from assay.stages.output.sizes import DocumentSize
         from assay.stages.common.store import SignalStoreWriter
 
         steps.append(DocumentSize())
@@ -301,13 +268,13 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
     spec = recipe.decisions.model_dump(mode="json")
     plan_file = None
     if recipe.decisions.rebalance or dedup_on:  # keepers among filter survivors, rebalancing: planned once
-        plan_file = str(layout.plan / "plan.json")
+        plan_file = str(layout.decide_plan / "plan.json")
         phases.append(
             Phase(
-                "plan",
+                "decide_plan",
                 [MixturePlan(str(store), spec, plan_file, clusters_folder=str(clusters) if dedup_on else None)],
                 1,
-                ["decide plan: dedup keepers among filter survivors, mixture (no text) -> plan/plan.json"],
+                ["decide plan: dedup keepers among filter survivors, mixture (no text) -> decide_plan/plan.json"],
             )
         )
 
@@ -331,7 +298,7 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
     )
     desc.append(
         f"decide ({len(recipe.decisions.rules)} rules, {len(recipe.decisions.tiers)} tiers"
-        + (", plan from plan/plan.json)" if plan_file else ")")
+        + (", plan from decide_plan/plan.json)" if plan_file else ")")
     )
     decide_steps.append(
         ShardWriter(
@@ -361,7 +328,7 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
     return phases
 
 
-# ---------------------------------------------------------------- repository documents, plan, pack (H-pack)
+# ---------------------------------------------------------------- repository documents, plan, pack
 
 
 def _repo_docs_phase(recipe: Recipe, layout: RunLayout, tasks: int) -> Phase:

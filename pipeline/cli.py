@@ -344,7 +344,7 @@ def show(
     _show.print_documents(docs, console=console, all_signals=signals, max_chars=max_chars)
 
 
-# ---------------------------------------------------------------- plan / pack (H-pack)
+# ---------------------------------------------------------------- plan / pack
 
 
 @app.command()

@@ -9,18 +9,8 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
 
-def expand_inputs(paths: list[Path]) -> list[Path]:
-    files: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            files.extend(sorted(f for f in p.rglob("*") if f.is_file()))
-        elif p.exists():
-            files.append(p)
-    return files
-
-
 def finalize_run(run_dir: str | Path) -> dict:
-    from assay.pipeline.build import input_paths
+    from assay.pipeline.inputs import expand_inputs, input_paths
     from assay.pipeline.manifest import build_manifest
     from assay.pipeline.recipe import recipe_from_dict
     from assay.pipeline.report import render_report
@@ -52,7 +42,7 @@ def _add_mixture_report(run_dir: Path, recipe, manifest: dict) -> dict:
     from assay.pipeline.manifest import write_json_atomically
     from assay.stages.decisions.plan_step import load_plan, mixture_report_from_plan
 
-    plan_file = run_dir / "plan" / "plan.json"
+    plan_file = run_dir / "decide_plan" / "plan.json"
     if not plan_file.exists():
         return manifest
     plan = load_plan(plan_file)

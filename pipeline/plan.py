@@ -244,39 +244,6 @@ def load_plan(run_dir: Path) -> dict | None:
     return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
 
 
-def plan_html(run_dir: Path, metric) -> str:
-    """The report's "Repetition plan" section (``metric`` is the report's ``_m`` cell helper); '' without a plan."""
-    import html
-
-    plan = load_plan(run_dir)
-    if not plan:
-        return ""
-    out = ["<h2>Repetition plan</h2><p class=\"sub\">" + html.escape(plan.get("definition", "")) + "</p>"]
-    budget = plan.get("budget_tokens")
-    out.append("<table><tr><th>budget</th><th>unique tokens</th><th>planned tokens</th><th>max repeats</th></tr><tr>"
-               + metric("plan/budget_tokens", budget) + metric("plan/unique_tokens", plan["unique_tokens"])
-               + metric("plan/planned_tokens", plan["planned_tokens"])
-               + metric("plan/max_repeats", float(plan["max_repeats"]), f"{plan['max_repeats']:g}") + "</tr></table>")
-    for w in plan.get("warnings", []):
-        out.append(f"<p class=\"warn\">warning: {html.escape(w)}</p>")
-    out.append("<table><tr><th>source</th><th>tier</th><th>language</th><th>weight</th><th>tokens</th>"
-               "<th>epochs</th><th>planned tokens</th></tr>")
-    for s in plan["slices"]:
-        pre = f"plan/{s['source']}/{s['tier']}/{s['language']}"
-        ep = f"{s['epochs']:.2f}" + (" (capped)" if s.get("capped") else "")
-        wt = f"{s['weight']:g}"
-        out.append(f"<tr><td>{html.escape(s['source'])}</td><td>{html.escape(s['tier'])}</td>"
-                   f"<td>{html.escape(s['language'])}</td>{metric(pre + '/weight', float(s['weight']), wt)}"
-                   f"{metric(pre + '/tokens', s['tokens'])}{metric(pre + '/epochs', float(s['epochs']), ep)}"
-                   f"{metric(pre + '/planned_tokens', s['planned_tokens'])}</tr>")
-    out.append("</table>")
-    c = plan.get("clusters", {})
-    out.append("<p class=\"sub\">fuzzy-duplicate clusters with several kept members: "
-               f"{c.get('clusters_with_several_kept_members', 0)}, capped: {c.get('clusters_capped', 0)} "
-               f"(copies {c.get('copies_before', 0)} -> {c.get('copies_after', 0)})</p>")
-    return "".join(out)
-
-
 def plan_table(plan: dict):
     """The plan as a rich table (for the terminal)."""
     from rich.table import Table

@@ -28,10 +28,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from assay.pipeline.build import PHASE_GROUPS
 from assay.pipeline.manifest import STAGE_ORDER, load_manifest, summarize_outputs
 
-PHASE_ORDER = tuple(PHASE_GROUPS)  # run order of every phase kind
+from assay.pipeline.phases import PHASE_ORDER  # run order of every phase kind  # noqa: E402
 REASON_PREFIXES = ("dropped_", "reject/", "excluded/")
 STAGE_LABELS = {
     "reject": "unreadable / rejected by a step",
@@ -131,17 +130,16 @@ def _completed_tasks(phase_logs: Path) -> int:
 
 
 def unfinished_phases(run_dir: Path) -> list[str]:
-    """Phases of a run whose tasks are not all complete (empty: the run finished). The phases come
-    from the run's resolved recipe; without one, from the phase folders under logs/."""
+    """Phases of a run whose tasks are not all complete (empty: the run finished). The phases and their
+    task counts come from the run's `phases.json` (written before any work); without one, from the phase
+    folders under logs/."""
     run_dir = Path(run_dir)
     expected: list[tuple[str, int]] = []
     try:
-        from assay.pipeline.build import build_phases
-        from assay.pipeline.recipe import load_recipe
-
-        recipe = load_recipe(run_dir / "recipe.resolved.yaml")
-        expected = [(p.name, p.tasks) for p in build_phases(recipe, run_dir)]
-    except Exception:  # no or unreadable recipe: judge by the phases that left logs
+        state = json.loads((run_dir / "phases.json").read_text())
+        tasks = state.get("tasks") or {}
+        expected = [(name, int(tasks.get(name, 1 << 30))) for name in state["phases"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         for ex in sorted((run_dir / "logs").glob("*/executor.json")):
             try:
                 expected.append((ex.parent.name, int(json.loads(ex.read_text()).get("world_size", 1))))
@@ -360,6 +358,40 @@ details{margin:6px 0} .reasons{color:#59636e;font-size:0.85em}
 """
 
 
+def plan_html(run_dir: Path, metric) -> str:  # the repetition plan written by `assay plan` (pipeline/plan.py)
+    """The report's "Repetition plan" section (``metric`` is the report's ``_m`` cell helper); '' without a plan."""
+    import html
+
+    p = Path(run_dir) / "plan.json"
+    plan = json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
+    if not plan:
+        return ""
+    out = ["<h2>Repetition plan</h2><p class=\"sub\">" + html.escape(plan.get("definition", "")) + "</p>"]
+    budget = plan.get("budget_tokens")
+    out.append("<table><tr><th>budget</th><th>unique tokens</th><th>planned tokens</th><th>max repeats</th></tr><tr>"
+               + metric("plan/budget_tokens", budget) + metric("plan/unique_tokens", plan["unique_tokens"])
+               + metric("plan/planned_tokens", plan["planned_tokens"])
+               + metric("plan/max_repeats", float(plan["max_repeats"]), f"{plan['max_repeats']:g}") + "</tr></table>")
+    for w in plan.get("warnings", []):
+        out.append(f"<p class=\"warn\">warning: {html.escape(w)}</p>")
+    out.append("<table><tr><th>source</th><th>tier</th><th>language</th><th>weight</th><th>tokens</th>"
+               "<th>epochs</th><th>planned tokens</th></tr>")
+    for s in plan["slices"]:
+        pre = f"plan/{s['source']}/{s['tier']}/{s['language']}"
+        ep = f"{s['epochs']:.2f}" + (" (capped)" if s.get("capped") else "")
+        wt = f"{s['weight']:g}"
+        out.append(f"<tr><td>{html.escape(s['source'])}</td><td>{html.escape(s['tier'])}</td>"
+                   f"<td>{html.escape(s['language'])}</td>{metric(pre + '/weight', float(s['weight']), wt)}"
+                   f"{metric(pre + '/tokens', s['tokens'])}{metric(pre + '/epochs', float(s['epochs']), ep)}"
+                   f"{metric(pre + '/planned_tokens', s['planned_tokens'])}</tr>")
+    out.append("</table>")
+    c = plan.get("clusters", {})
+    out.append("<p class=\"sub\">fuzzy-duplicate clusters with several kept members: "
+               f"{c.get('clusters_with_several_kept_members', 0)}, capped: {c.get('clusters_capped', 0)} "
+               f"(copies {c.get('copies_before', 0)} -> {c.get('copies_after', 0)})</p>")
+    return "".join(out)
+
+
 def render_html(run_dir: Path) -> str:
     """The report page as a string (see ``render_report``)."""
     d = _load(run_dir)
@@ -495,8 +527,6 @@ def render_html(run_dir: Path) -> str:
           f"{_m('mixture/total_effective_tokens', mix.get('total_effective_tokens', 0))}<td></td></tr></table>")
 
     # repetition plan (assay plan; pipeline/plan.py) ---------------------------------------------
-    from assay.pipeline.plan import plan_html
-
     w(plan_html(run_dir, _m))
 
     # phases ------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ GROUP_LABELS = {
     "dedup": "dedup settings",
     "decisions": "decisions",
     "output": "output settings",
+    "pack": "plan, pack or repository-document settings",
 }
 
 
@@ -214,7 +215,8 @@ def _write_state(run_dir: Path, recipe: Recipe, phases: list[Phase]) -> None:
     from assay.pipeline.manifest import write_json_atomically
 
     write_json_atomically(
-        {"version": STATE_VERSION, "groups": group_hashes(recipe), "phases": {p.name: p.digest for p in phases}},
+        {"version": STATE_VERSION, "groups": group_hashes(recipe), "phases": {p.name: p.digest for p in phases},
+         "tasks": {p.name: p.tasks for p in phases}},
         run_dir / STATE_FILE,
     )
 
@@ -338,7 +340,7 @@ def plan_increment(recipe: Recipe, run_dir: Path) -> Recipe | None:
     """For a completed run whose inputs grew: a recipe over only the new (or changed) input files,
     deduplicated against the indexes of the run and its earlier increments. None when nothing is new."""
     from assay.pipeline.build import resolve_value
-    from assay.pipeline.finalize import expand_inputs
+    from assay.pipeline.inputs import expand_inputs
     from assay.pipeline.manifest import file_sha256
 
     if recipe.retier_from or not (run_dir / "manifest.json").exists():

@@ -14,5 +14,5 @@ def default_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("run") / "default"
     recipe = load_recipe(None, ["executor.tasks=2", "executor.workers=2"])
     result = run_recipe(recipe, out)
-    assert [p.name for p in result.phases] == ["signals", "dedup_signatures", "dedup_buckets", "dedup_clusters", "decide", "finalize"]
+    assert [p.name for p in result.phases] == ["signals", "dedup_signatures", "dedup_buckets", "dedup_clusters", "decide_plan", "decide", "finalize"]
     return out

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-PHASES = ("signals", "dedup_buckets", "dedup_clusters", "decide", "finalize")
+PHASES = ("signals", "dedup_signatures", "dedup_buckets", "dedup_clusters", "decide_plan", "decide", "finalize")
 DATATROVE_NOISE = ("PIPELINE", "Stats:", "Launching pipeline", "tasks completed", "INFO", "SUCCESS")
 
 

@@ -17,7 +17,7 @@ import yaml
 from assay.pipeline.recipe import load_recipe
 from assay.pipeline.runner import apply_cli_overrides, run_recipe
 
-PHASES = ["signals", "dedup_signatures", "dedup_buckets", "dedup_clusters", "plan", "decide", "finalize"]
+PHASES = ["signals", "dedup_signatures", "dedup_buckets", "dedup_clusters", "decide_plan", "decide", "finalize"]
 
 
 def _words(rng, n: int) -> list[str]:
@@ -91,7 +91,7 @@ def test_threshold_change_reruns_only_decide_and_finalize(project):
     assert set(_actions(first).values()) == {"run"}
     store = _mtimes(out / "signals")
     dedup = _mtimes(out / "dedup")
-    plan_before = json.loads((out / "plan" / "plan.json").read_text())
+    plan_before = json.loads((out / "decide_plan" / "plan.json").read_text())
     kept_before = _kept(out).height
 
     # a threshold that excludes the smaller half of the files
@@ -100,7 +100,7 @@ def test_threshold_change_reruns_only_decide_and_finalize(project):
     second = run_recipe(changed, out)
     acts = _actions(second)
     assert acts == {"signals": "reuse", "dedup_signatures": "reuse", "dedup_buckets": "reuse",
-                    "dedup_clusters": "reuse", "plan": "rerun", "decide": "rerun", "finalize": "rerun"}
+                    "dedup_clusters": "reuse", "decide_plan": "rerun", "decide": "rerun", "finalize": "rerun"}
     assert "decisions changed" in next(d.reason for d in second.reuse if d.phase == "decide")
     assert second.superseded is None and not (out / "superseded").exists()
     assert _mtimes(out / "signals") == store, "the signal store must not be rewritten"
@@ -112,7 +112,7 @@ def test_threshold_change_reruns_only_decide_and_finalize(project):
     excluded = pl.concat([pl.read_parquet(p) for p in (out / "excluded").glob("*.parquet")])
     assert "code_min_bytes" in excluded["reason"].to_list()
     # the plan was redone on the new survivors; the manifest is rebuilt from the new shards only
-    assert json.loads((out / "plan" / "plan.json").read_text())["available"] != plan_before["available"]
+    assert json.loads((out / "decide_plan" / "plan.json").read_text())["available"] != plan_before["available"]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["totals"]["documents"] == kept_after.height
     assert manifest["recipe_sha256"] == changed.digest()
@@ -160,7 +160,7 @@ def test_plan_phase_reads_no_text_and_decide_uses_its_plan(project):
     recipe_path, out = project
     recipe = load_recipe(recipe_path)
     run_recipe(recipe, out)
-    plan = json.loads((out / "plan" / "plan.json").read_text())
+    plan = json.loads((out / "decide_plan" / "plan.json").read_text())
     assert set(plan["available"]) == {"python", "javascript"}
     assert plan["probabilities"]["javascript"] == pytest.approx(0.5)
     store_cols = pl.read_parquet_schema(next((out / "signals").glob("*.parquet"))).keys()
@@ -176,10 +176,10 @@ def test_plan_phase_reads_no_text_and_decide_uses_its_plan(project):
     assert sum(r["written"] for r in rb["rows"]) == written["n_bytes"].sum()
 
     # rerunning decide alone (output settings changed) keeps the plan: decide tasks only read it
-    plan_mtime = (out / "plan" / "plan.json").stat().st_mtime_ns
+    plan_mtime = (out / "decide_plan" / "plan.json").stat().st_mtime_ns
     res = run_recipe(load_recipe(recipe_path, ["output.seed=7"]), out)
-    assert _actions(res)["plan"] == "reuse" and _actions(res)["decide"] == "rerun"
-    assert (out / "plan" / "plan.json").stat().st_mtime_ns == plan_mtime
+    assert _actions(res)["decide_plan"] == "reuse" and _actions(res)["decide"] == "rerun"
+    assert (out / "decide_plan" / "plan.json").stat().st_mtime_ns == plan_mtime
     assert _kept(out).height == written.height
 
 
