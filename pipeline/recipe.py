@@ -351,7 +351,8 @@ def override_error(err: ValidationError, applied: list[tuple[str, tuple]]) -> Re
                 return RecipeError(f"--set {item}: unknown key '{loc[-1]}'")
             if expected:
                 return RecipeError(f"--set {item}: expected {expected}, got {got!r}")
-            return RecipeError(f"--set {item}: {e['msg']}")
+            msg = str(e["msg"]).removeprefix("Value error, ")  # pydantic's prefix for a validator's message
+            return RecipeError(f"--set {item}: {msg}")
     return None
 
 

@@ -56,7 +56,7 @@ def test_values_from_a_file(tmp_path: Path):
     ("decisions.tiers.high.min_bucket=x", "--set decisions.tiers.high.min_bucket=x: expected an integer, got 'x'"),
     ("executor.workers=two", "--set executor.workers=two: expected an integer, got 'two'"),
     ("decisions.drop_tiers=low", "--set decisions.drop_tiers=low: expected a list"),
-    ("decisions.rules.min_words.value=lots", "--set decisions.rules.min_words.value=lots: rule 'min_words' (>=) expects a number"),
+    ("decisions.rules.min_words.value=lots", "--set decisions.rules.min_words.value=lots: rule min_words: op '>=' needs a number"),
     ("decisions.tiers.high.min_bucket=16", "--set decisions.tiers.high.min_bucket=16: "),  # tiers no longer cover 0-19
     ("output.bogus=1", "--set output.bogus=1: unknown key 'bogus'"),
     ("noequals", "--set expects key=value"),
