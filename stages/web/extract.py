@@ -32,11 +32,14 @@ from typing import TYPE_CHECKING
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from assay.stages.web.blocks import filter_lines, mark_links, strip_marks
+
 if TYPE_CHECKING:  # pragma: no cover
     from resiliparse.parse.html import HTMLTree
 
 _PH_OPEN, _PH_CLOSE = "\ue000", "\ue001"
 _PH_RE = re.compile(_PH_OPEN + r"(\d+)" + _PH_CLOSE)
+_PRIVATE_RE = re.compile("[\ue000-\ue003]")  # placeholder and link-mark characters
 
 # "language-x", "lang-x", "brush: x", "highlight-source-x" name a language; weaker prefixes
 # ("code-", "highlight-", "syntax-", "hljs-") only count when the value is a known language
@@ -76,6 +79,9 @@ _BOILERPLATE_KEYWORDS = ("share", "social", "newsletter", "subscri", "related", 
                          "taboola", "recirc", "more-stories", "read-more", "trending", "most-popular",
                          "onetrust")
 _MAX_BOILERPLATE_BLOCK_CHARS = 4000
+_LINENO_HINTS = ("linenos", "gutter", "lntd", "lineno", "line-numbers", "hljs-ln", "blob-num", "linenodiv")
+_LINENO_SELECTOR = ("td.linenos, td.gutter, td.gl, td.blob-num, table.lntable td.lntd:first-child, pre.lineno, "
+                    ".linenodiv, .line-numbers-rows, .hljs-ln-numbers, pre .linenos, pre .lnt")
 # literal-prefixed patterns let the regex engine skip ahead quickly; single-quoted attributes are
 # rare enough to be left to resiliparse's own main-content heuristics
 _ATTR_VALUE_RES = (re.compile(r'class="([^"]{0,300})'), re.compile(r'id="([^"]{0,300})'))
@@ -413,10 +419,21 @@ class _Rewriter:
             lines.pop()
         return "\n".join(line.rstrip() for line in lines)
 
+    def _drop_line_numbers(self, doc) -> None:
+        """Remove line-number gutters that sit outside the code's own <pre>: Pygments/Sphinx/MkDocs
+        ``table.highlighttable td.linenos``, Rouge/Jekyll ``td.gutter``/``pre.lineno``, Hugo/Chroma
+        ``table.lntable`` (first ``td.lntd``), GitHub blob ``td.blob-num``, highlight.js line numbers."""
+        if not any(k in self.html for k in _LINENO_HINTS):
+            return
+        for g in doc.query_selector_all(_LINENO_SELECTOR).values():
+            if doc.contains(g):
+                g.decompose()
+
     def code(self) -> None:
         doc = self.tree.document
         if doc is None:
             return
+        self._drop_line_numbers(doc)
         for pre in doc.query_selector_all("pre").values():
             if not doc.contains(pre):
                 continue  # nested <pre> already consumed by its outer block
@@ -434,6 +451,16 @@ class _Rewriter:
             tok = self._token(f"{fence}{lang}\n{code}\n{fence}", True)
             # keep a <pre> element so the extractor still sees a block
             pre.inner_text = tok
+            # resiliparse's main-content extractor drops <figure> (Jekyll/GitHub Pages wrap code in
+            # <figure class="highlight">): put the block in the figure's place
+            fig = pre.closest("figure")
+            if fig is not None and fig.query_selector("img, video, picture, svg") is None:
+                repl = self.tree.create_element("pre")
+                repl.append_child(self.tree.create_text_node(tok))
+                try:
+                    fig.replace_with(repl)
+                except Exception:  # noqa: BLE001 - detached nodes etc.
+                    pass
         for c in doc.query_selector_all("code, kbd, samp, tt").values():
             if not doc.contains(c) or c.closest("pre") is not None:
                 continue
@@ -560,6 +587,10 @@ def _restore(text: str, rw: _Rewriter) -> str:
     return text.strip()
 
 
+def _has_placeholder(line: str) -> bool:
+    return _PH_OPEN in line
+
+
 def _to_str(html: str | bytes) -> str:
     if isinstance(html, bytes):
         from assay.stages.web.warc import decode_html_bytes
@@ -571,9 +602,11 @@ def _to_str(html: str | bytes) -> str:
     return html
 
 
-def extract_html_detailed(html: str | bytes, url: str | None = None, *,
-                          main_content: bool = True) -> tuple[str, dict]:
-    """``extract_html`` plus counters ``{"n_code_blocks", "n_inline_code", "n_math", "n_tables"}``."""
+_EMPTY_STATS = {"n_code_blocks": 0, "n_inline_code": 0, "n_math": 0, "n_tables": 0}
+
+
+def _extract_raw(html: str | bytes, main_content: bool, mark: bool):
+    """Parse, rewrite and extract: ``(text with placeholders and link marks, rewriter)`` or None if empty."""
     try:
         from resiliparse.extract.html2text import extract_plain_text
         from resiliparse.parse.html import HTMLTree
@@ -582,16 +615,17 @@ def extract_html_detailed(html: str | bytes, url: str | None = None, *,
 
     text = _to_str(html)
     if not text or not text.strip():
-        return "", {"n_code_blocks": 0, "n_inline_code": 0, "n_math": 0, "n_tables": 0}
-    # placeholder characters must not come from the page itself
-    if _PH_OPEN in text or _PH_CLOSE in text:
-        text = text.replace(_PH_OPEN, "").replace(_PH_CLOSE, "")
+        return None
+    # placeholder and link-mark characters must not come from the page itself
+    text = _PRIVATE_RE.sub("", text)
     tree = HTMLTree.parse(text)
     rw = _Rewriter(tree, text)
     rw.boilerplate()
     rw.math()
     rw.code()
     rw.tables()
+    if mark:
+        mark_links(tree)
     kwargs = dict(preserve_formatting=True, list_bullets=True, alt_texts=False, links=False,
                   form_fields=False, noscript=False, comments=False)
     out = extract_plain_text(tree, main_content=main_content, **kwargs)
@@ -600,6 +634,30 @@ def extract_html_detailed(html: str | bytes, url: str | None = None, *,
         full = extract_plain_text(tree, main_content=False, **kwargs)
         if len(full.strip()) > 3 * max(len(out.strip()), 1):
             out = full
+    return out, rw
+
+
+def extract_marked_lines(html: str | bytes) -> list[str]:
+    """Non-empty lines of the main-content text before the line classifier, link text marked with
+    ``blocks.LINK_OPEN``/``LINK_CLOSE``, placeholder lines (code, math, tables) left out: the classifier's
+    training input (``benchmarks/train_web_blocks.py``)."""
+    raw = _extract_raw(html, True, True)
+    if raw is None:
+        return []
+    return [ln for ln in raw[0].split("\n") if ln.strip() and not _has_placeholder(ln)]
+
+
+def extract_html_detailed(html: str | bytes, url: str | None = None, *,
+                          main_content: bool = True, block_filter: bool = True) -> tuple[str, dict]:
+    """``extract_html`` plus counters ``{"n_code_blocks", "n_inline_code", "n_math", "n_tables"}``.
+    ``block_filter`` drops chrome lines with the line classifier of ``assay.stages.web.blocks``."""
+    use_filter = main_content and block_filter
+    raw = _extract_raw(html, main_content, use_filter)
+    if raw is None:
+        return "", dict(_EMPTY_STATS)
+    out, rw = raw
+    if use_filter:
+        out = strip_marks(filter_lines(out, keep_line=_has_placeholder))
     stats = {"n_code_blocks": rw.n_code_blocks, "n_inline_code": rw.n_inline_code, "n_math": rw.n_math,
              "n_tables": rw.n_tables}
     # count only what survived extraction
