@@ -73,26 +73,8 @@ def code_fidelity(reference_lines: list[str], output: str) -> tuple[int, int]:
 
 
 def gold_pages(root: Path | None = None) -> list[tuple[str, str, str]]:
-    """(name, html, gold_text) for readability GoldStandard and scrapinghub articleBody."""
-    from resiliparse.extract.html2text import extract_plain_text
-
-    root = root or shared_data_dir()
-    out = []
-    rd = root / "html/readability/readability"
-    for g in sorted((rd / "GoldStandard").glob("*.txt")):
-        inp = rd / "input" / (g.stem + ".html")
-        if not inp.exists():
-            continue
-        gold_html = g.read_text(encoding="utf-8", errors="replace")
-        gold = extract_plain_text(gold_html, main_content=False, alt_texts=False) if "<" in gold_html else gold_html
-        out.append((f"readability/{g.stem}", inp.read_text(encoding="utf-8", errors="replace"), gold))
-    sh = root / "html/scrapinghub"
-    truth = json.loads((sh / "ground-truth.json").read_text())
-    for key, rec in sorted(truth.items()):
-        p = sh / "html" / f"{key}.html.gz"
-        if p.exists() and rec.get("articleBody"):
-            out.append((f"scrapinghub/{key}", _decode(gzip.decompress(p.read_bytes())), rec["articleBody"]))
-    return out
+    """(name, html, gold_text) for readability GoldStandard and scrapinghub articleBody (all splits)."""
+    return [(f"{p.corpus}/{p.name}", p.html, p.gold) for c in ("readability", "scrapinghub") for p in load_gold(c, root)]
 
 
 def token_prf(pred: str, gold: str) -> tuple[float, float, float]:

@@ -77,8 +77,13 @@ def mark_links(tree) -> None:
         last = _edge_text(a, False)
         if first is None or last is None:
             continue
-        first.value = LINK_OPEN + first.value
-        last.value = last.value + LINK_CLOSE
+        # new text nodes in place of the edge ones (writing ``.value`` of a parsed text node corrupts
+        # lexbor's memory on some pages)
+        if first == last:
+            first.replace_with(tree.create_text_node(LINK_OPEN + first.value + LINK_CLOSE))
+            continue
+        first.replace_with(tree.create_text_node(LINK_OPEN + first.value))
+        last.replace_with(tree.create_text_node(last.value + LINK_CLOSE))
 
 
 def strip_marks(text: str) -> str:

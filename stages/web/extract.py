@@ -27,6 +27,7 @@ technical content back:
 from __future__ import annotations
 
 import re
+import time
 from typing import TYPE_CHECKING
 
 from datatrove.data import DocumentsPipeline
@@ -275,11 +276,91 @@ def _clean_tex(tex: str) -> str:
 
 
 # ----------------------------------------------------------------------------------------------
+# limits: nesting depth (checked before parsing) and a per-document time limit
+# ----------------------------------------------------------------------------------------------
+# Blink's HTML parser stops nesting at 512 levels (kMaximumHTMLParserDOMTreeDepth); lexbor's tree builder
+# and resiliparse's main-content pass are quadratic in depth (100,000 nested <div> never finish).
+MAX_DEPTH = 512
+DEFAULT_TIME_LIMIT_S = 20.0
+
+
+class ExtractLimitError(Exception):
+    """A document over an extraction limit; ``reason`` is its reject reason code."""
+
+    reason = "web_extract_limit"
+
+
+class ExtractTooDeep(ExtractLimitError):
+    reason = "web_extract_too_deep"
+
+
+class ExtractTimeout(ExtractLimitError):
+    reason = "web_extract_timeout"
+
+
+_TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]{0,30})")
+_RAWTEXT = frozenset(("script", "style", "textarea", "title", "xmp", "plaintext", "noscript"))
+_RAWTEXT_END = {n: re.compile("</" + n, re.I) for n in _RAWTEXT}
+_SELF_CLOSING_SIBLINGS = frozenset(("p", "li", "dt", "dd", "option", "tr", "td", "th", "rt", "rp"))
+_CLOSES_P = frozenset("address article aside blockquote div dl fieldset footer form h1 h2 h3 h4 h5 h6 header hr "
+                      "main nav ol p pre section table ul".split())
+_VOID = frozenset("area base br col embed hr img input link meta param source track wbr basefont bgsound frame "
+                  "keygen image isindex nextid".split())
+
+
+def nesting_depth_exceeds(html: str, limit: int = MAX_DEPTH) -> bool:
+    """True when the tag nesting of ``html`` may exceed ``limit``, in linear time. A vectorised upper bound
+    (every ``<x`` +1, every ``</`` -1, running maximum) clears ordinary pages in well under a millisecond;
+    only pages over it get an exact stack scan (void elements skipped, closing tags pop to their match)."""
+    import numpy as np
+
+    raw = np.frombuffer(html.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    lt = np.flatnonzero(raw[:-1] == 60)  # '<'
+    if len(lt) <= limit:
+        return False
+    nxt = raw[lt + 1]
+    is_alpha = ((nxt | 32) >= 97) & ((nxt | 32) <= 122)
+    step = is_alpha.astype(np.int32) - (nxt == 47).astype(np.int32)  # '/'
+    if int(np.cumsum(step).max()) <= limit:
+        return False
+    stack: list[str] = []
+    pos = 0
+    while True:
+        m = _TAG_RE.search(html, pos)
+        if m is None:
+            return False
+        pos = m.end()
+        name = m.group(2).lower()
+        if m.group(1):
+            if name in stack:
+                del stack[len(stack) - 1 - stack[::-1].index(name):]
+            continue
+        if name in _VOID:
+            continue
+        if name in _RAWTEXT:  # script/style bodies are text, not tags
+            end = _RAWTEXT_END[name].search(html, pos)
+            pos = len(html) if end is None else end.start()
+            continue
+        if stack and (stack[-1] == name and name in _SELF_CLOSING_SIBLINGS
+                      or stack[-1] == "p" and name in _CLOSES_P):
+            stack.pop()
+        stack.append(name)
+        if len(stack) > limit:
+            return True
+
+
+def _check_deadline(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise ExtractTimeout("extraction exceeded its time limit")
+
+
+# ----------------------------------------------------------------------------------------------
 # DOM rewriting
 # ----------------------------------------------------------------------------------------------
 class _Rewriter:
-    def __init__(self, tree: "HTMLTree", html: str = ""):
+    def __init__(self, tree: "HTMLTree", html: str = "", deadline: float | None = None):
         self.tree = tree
+        self.deadline = deadline
         self.html = html
         self.blocks: list[str] = []  # placeholder index -> final text
         self.is_block: list[bool] = []
@@ -435,6 +516,7 @@ class _Rewriter:
             return
         self._drop_line_numbers(doc)
         for pre in doc.query_selector_all("pre").values():
+            _check_deadline(self.deadline)
             if not doc.contains(pre):
                 continue  # nested <pre> already consumed by its outer block
             if pre.parent is not None and hasattr(pre.parent, "closest") and pre.parent.closest("pre") is not None:
@@ -462,6 +544,7 @@ class _Rewriter:
                 except Exception:  # noqa: BLE001 - detached nodes etc.
                     pass
         for c in doc.query_selector_all("code, kbd, samp, tt").values():
+            _check_deadline(self.deadline)
             if not doc.contains(c) or c.closest("pre") is not None:
                 continue
             if c.parent is not None and hasattr(c.parent, "closest") and c.parent.closest("code, kbd, samp, tt") is not None:
@@ -490,6 +573,7 @@ class _Rewriter:
         if doc is None:
             return
         for t in doc.query_selector_all("table").values():
+            _check_deadline(self.deadline)
             if t.parent is None:
                 continue
             if t.query_selector("table, pre, ul, ol, form, iframe") is not None:
@@ -538,6 +622,7 @@ class _Rewriter:
         prefilter = _boilerplate_prefilter(self.html) if self.html else None
         candidates = doc.query_selector_all(prefilter).values() if prefilter else []
         for el in candidates:
+            _check_deadline(self.deadline)
             tag = (el.tag or "").lower()
             if tag in ("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td"):
                 continue
@@ -605,27 +690,33 @@ def _to_str(html: str | bytes) -> str:
 _EMPTY_STATS = {"n_code_blocks": 0, "n_inline_code": 0, "n_math": 0, "n_tables": 0}
 
 
-def _extract_raw(html: str | bytes, main_content: bool, mark: bool):
-    """Parse, rewrite and extract: ``(text with placeholders and link marks, rewriter)`` or None if empty."""
+def _extract_raw(html: str | bytes, main_content: bool, mark: bool, time_limit_s: float | None = None):
+    """Parse, rewrite and extract: ``(text with placeholders and link marks, rewriter)`` or None if empty.
+    Raises ``ExtractTooDeep`` (nesting over ``MAX_DEPTH``) or ``ExtractTimeout`` (over ``time_limit_s``)."""
     try:
         from resiliparse.extract.html2text import extract_plain_text
         from resiliparse.parse.html import HTMLTree
     except ImportError as e:  # pragma: no cover
         raise ImportError("extract_html needs resiliparse: pip install resiliparse==2.0.0") from e
 
+    deadline = time.monotonic() + time_limit_s if time_limit_s else None
     text = _to_str(html)
     if not text or not text.strip():
         return None
     # placeholder and link-mark characters must not come from the page itself
     text = _PRIVATE_RE.sub("", text)
+    if nesting_depth_exceeds(text):
+        raise ExtractTooDeep(f"tag nesting deeper than {MAX_DEPTH}")
     tree = HTMLTree.parse(text)
-    rw = _Rewriter(tree, text)
+    rw = _Rewriter(tree, text, deadline)
     rw.boilerplate()
     rw.math()
+    _check_deadline(deadline)
     rw.code()
     rw.tables()
     if mark:
         mark_links(tree)
+    _check_deadline(deadline)
     kwargs = dict(preserve_formatting=True, list_bullets=True, alt_texts=False, links=False,
                   form_fields=False, noscript=False, comments=False)
     out = extract_plain_text(tree, main_content=main_content, **kwargs)
@@ -634,6 +725,7 @@ def _extract_raw(html: str | bytes, main_content: bool, mark: bool):
         full = extract_plain_text(tree, main_content=False, **kwargs)
         if len(full.strip()) > 3 * max(len(out.strip()), 1):
             out = full
+    _check_deadline(deadline)
     return out, rw
 
 
@@ -647,12 +739,14 @@ def extract_marked_lines(html: str | bytes) -> list[str]:
     return [ln for ln in raw[0].split("\n") if ln.strip() and not _has_placeholder(ln)]
 
 
-def extract_html_detailed(html: str | bytes, url: str | None = None, *,
-                          main_content: bool = True, block_filter: bool = True) -> tuple[str, dict]:
+def extract_html_detailed(html: str | bytes, url: str | None = None, *, main_content: bool = True,
+                          block_filter: bool = True,
+                          time_limit_s: float | None = DEFAULT_TIME_LIMIT_S) -> tuple[str, dict]:
     """``extract_html`` plus counters ``{"n_code_blocks", "n_inline_code", "n_math", "n_tables"}``.
-    ``block_filter`` drops chrome lines with the line classifier of ``assay.stages.web.blocks``."""
+    ``block_filter`` drops chrome lines with the line classifier of ``assay.stages.web.blocks``.
+    Raises ``ExtractTooDeep`` / ``ExtractTimeout`` (``ExtractLimitError.reason`` is the reject reason)."""
     use_filter = main_content and block_filter
-    raw = _extract_raw(html, main_content, use_filter)
+    raw = _extract_raw(html, main_content, use_filter, time_limit_s)
     if raw is None:
         return "", dict(_EMPTY_STATS)
     out, rw = raw
@@ -698,19 +792,23 @@ class HtmlExtractor(PipelineStep):
     a ``reject_reason`` pass through unchanged. Writes ``extract__backend``, ``extract__chars``,
     ``extract__html_chars``, ``extract__n_code_blocks``, ``extract__n_inline_code``,
     ``extract__n_math``, ``extract__n_tables``. Empty output -> ``reject_reason="web_empty_extraction"``;
-    an extractor crash -> ``reject_reason="web_extraction_error"``.
+    an extractor crash -> ``reject_reason="web_extraction_error"``; tag nesting deeper than ``MAX_DEPTH``
+    -> ``web_extract_too_deep``; over ``time_limit_s`` -> ``web_extract_timeout``.
 
     Args:
         backend: ``resiliparse`` (default, keeps code/math) or ``trafilatura`` (FineWeb settings).
         main_content: resiliparse main-content (boilerplate) detection.
         max_html_chars: HTML longer than this is cut before parsing (giant pages).
+        time_limit_s: per-document extraction time limit (None: no limit).
     """
 
     name = "🧹 assay HTML extract"
     type = "✂️ - EXTRAC"
 
-    def __init__(self, backend: str = "resiliparse", main_content: bool = True, max_html_chars: int = 5_000_000):
+    def __init__(self, backend: str = "resiliparse", main_content: bool = True, max_html_chars: int = 5_000_000,
+                 time_limit_s: float | None = DEFAULT_TIME_LIMIT_S):
         super().__init__()
+        self.time_limit_s = time_limit_s
         if backend not in ("resiliparse", "trafilatura"):
             raise ValueError(f"unknown backend {backend!r} (resiliparse|trafilatura)")
         self.backend = backend
@@ -734,11 +832,17 @@ class HtmlExtractor(PipelineStep):
             with self.track_time():
                 try:
                     if self.backend == "resiliparse":
-                        text, st = extract_html_detailed(html, meta.get("url"), main_content=self.main_content)
+                        text, st = extract_html_detailed(html, meta.get("url"), main_content=self.main_content,
+                                                         time_limit_s=self.time_limit_s)
                     else:
                         text = extract_html_trafilatura(html, meta.get("url"))
                         st = {"n_code_blocks_kept": text.count("```") // 2, "n_math_kept": 0, "n_tables": 0,
                               "n_inline_code": 0}
+                except ExtractLimitError as e:
+                    text, st = "", None
+                    meta["reject_reason"] = e.reason
+                    meta["extract__error"] = str(e)[:300]
+                    self.stat_update(f"reject/{e.reason}")
                 except BaseException as e:  # noqa: BLE001 - never crash a task on one page
                     # resiliparse surfaces Rust panics as pyo3 PanicException (a BaseException)
                     if isinstance(e, (KeyboardInterrupt, SystemExit, GeneratorExit)):
