@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _web_data import (GOLD_CORPORA, code_fidelity, gold_pages, gold_split, html_pages, pre_lines,  # noqa: E402
                        shared_data_dir, token_prf)
 
-from assay.stages.web.extract import extract_html, extract_html_trafilatura  # noqa: E402
+from assay.stages.web.extract import extract_html, extract_html_detailed, extract_html_trafilatura  # noqa: E402
 from assay.stages.web.langid import detect_language, load_model  # noqa: E402
 
 # bcp47/ISO 639-3 codes whose lid.176 label differs
@@ -89,7 +89,8 @@ def _resiliparse_plain(html: str) -> str:
 
 
 def extractors(baseline_rev: str | None) -> dict:
-    ex = {"assay": extract_html}
+    ex = {"assay": extract_html,
+          "assay+blocks": lambda h: extract_html_detailed(h, block_filter=True)[0]}
     if baseline_rev:
         base = _load_baseline(baseline_rev)
         if base is not None:

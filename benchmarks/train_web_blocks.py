@@ -87,7 +87,7 @@ def _extract_with(model: dict, html: str) -> str:
     orig = blocks.load_weights
     blocks.load_weights = lambda path=None: model  # type: ignore[assignment]
     try:
-        return extract_html_detailed(html)[0]
+        return extract_html_detailed(html, block_filter=True)[0]
     finally:
         blocks.load_weights = orig
 

@@ -5,9 +5,9 @@ around it: navigation lists, "Related articles", sign-in boxes, gallery captions
 This module scores every output line with a small logistic regression over layout features and drops
 the lines that look like chrome.
 
-Features per line (``line_features``): length in characters and words, **link share** (characters
-inside ``<a>`` elements, known exactly because ``mark_links`` wraps every anchor's text in private-use
-markers before extraction), terminal and inner sentence punctuation, list bullet, digits, title case,
+Features per line (``line_features``): length in characters and words, link share (characters between
+``LINK_OPEN``/``LINK_CLOSE`` markers; the extractor does not set them today: marking every anchor cost more
+CPU than the whole extraction and the weight it earned was ~0), terminal and inner sentence punctuation, list bullet, digits, title case,
 CJK share, a multilingual chrome-phrase flag ("Skip to main content", "Back to top", "Rezept drucken",
 cookie consent, ...), date-only lines, the position in the page, and the same link/length/bullet values
 averaged over the two lines before and after (chrome comes in runs).
@@ -29,6 +29,7 @@ from pathlib import Path
 LINK_OPEN, LINK_CLOSE = "\ue002", "\ue003"
 _MARK_RE = re.compile("[" + LINK_OPEN + LINK_CLOSE + "]")
 _WORD_RE = re.compile(r"\w+")
+_DIGIT_RE = re.compile(r"\d")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _BULLET_RE = re.compile(r"^\s*(?:[•\-*·▪►»]|\d{1,3}[.)])\s")
 _END_PUNCT = tuple('.!?:;"”’)»。！？…')
@@ -50,40 +51,6 @@ _CHROME_RE = re.compile(
     r"prev(?:ious)?\b|next\b|home\b|up\b|menu\b|search\b|navigation", re.I)
 
 N_FEATURES = 21  # bias + 13 own values + 7 context values
-
-
-def _edge_text(node, first: bool):
-    """The first (last) text node under ``node``, following first (last) children a few levels down."""
-    from resiliparse.parse.html import NodeType
-
-    for _ in range(8):
-        node = node.first_child if first else node.last_child
-        if node is None:
-            return None
-        if node.type == NodeType.TEXT:
-            return node
-    return None
-
-
-def mark_links(tree) -> None:
-    """Put ``LINK_OPEN``/``LINK_CLOSE`` around the text of every ``<a href>`` (inside its first and last text
-    nodes: resiliparse's main-content mode drops text nodes that hold only a marker), so the extracted text
-    tells which characters were link text. ``strip_marks`` removes them again."""
-    doc = tree.document
-    if doc is None:
-        return
-    for a in doc.query_selector_all("a[href]").values():
-        first = _edge_text(a, True)
-        last = _edge_text(a, False)
-        if first is None or last is None:
-            continue
-        # new text nodes in place of the edge ones (writing ``.value`` of a parsed text node corrupts
-        # lexbor's memory on some pages)
-        if first == last:
-            first.replace_with(tree.create_text_node(LINK_OPEN + first.value + LINK_CLOSE))
-            continue
-        first.replace_with(tree.create_text_node(LINK_OPEN + first.value))
-        last.replace_with(tree.create_text_node(last.value + LINK_CLOSE))
 
 
 def strip_marks(text: str) -> str:
@@ -119,7 +86,7 @@ def _own(line: str) -> list[float]:
     nw = len(words)
     cjk = len(_CJK_RE.findall(s)) / n
     title = sum(1 for w in words if w[:1].isupper()) / nw if nw else 0.0
-    digits = sum(ch.isdigit() for ch in s) / n
+    digits = len(_DIGIT_RE.findall(s)) / n
     chrome = 1.0 if len(s) <= 80 and _CHROME_RE.search(s) else 0.0
     return [math.log1p(len(s)), math.log1p(nw), min(links / n, 1.0), 1.0 if s.endswith(_END_PUNCT) else 0.0,
             1.0 if _BULLET_RE.match(line) else 0.0, digits, title,

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from assay.stages.web.blocks import filter_lines, mark_links, strip_marks
+from assay.stages.web.blocks import filter_lines, strip_marks
 
 if TYPE_CHECKING:  # pragma: no cover
     from resiliparse.parse.html import HTMLTree
@@ -88,13 +88,17 @@ _LINENO_SELECTOR = ("td.linenos, td.gutter, td.gl, td.blob-num, table.lntable td
 _ATTR_VALUE_RES = (re.compile(r'class="([^"]{0,300})'), re.compile(r'id="([^"]{0,300})'))
 
 
-def _boilerplate_prefilter(html: str) -> str | None:
-    """CSS selector for only those boilerplate keywords that occur in some class/id value of the
-    page source (two regex scans instead of ~60 attribute selectors over the DOM)."""
-    vals = []
+def _attr_text(html: str) -> str:
+    """The page's distinct double-quoted class and id values, lower-cased, joined (two regex scans)."""
+    vals: set[str] = set()
     for rx in _ATTR_VALUE_RES:
-        vals += rx.findall(html)
-    joined = " ".join(vals).lower()
+        vals.update(rx.findall(html))
+    return " ".join(vals).lower()
+
+
+def _boilerplate_prefilter(joined: str) -> str | None:
+    """CSS selector for only those boilerplate keywords that occur in some class/id value of the
+    page source (``_attr_text``; instead of ~60 attribute selectors over the DOM)."""
     found = [k for k in _BOILERPLATE_KEYWORDS if k in joined]
     if not found:
         return None
@@ -361,6 +365,7 @@ class _Rewriter:
     def __init__(self, tree: "HTMLTree", html: str = "", deadline: float | None = None):
         self.tree = tree
         self.deadline = deadline
+        self.attr_text = _attr_text(html) if html else ""
         self.html = html
         self.blocks: list[str] = []  # placeholder index -> final text
         self.is_block: list[bool] = []
@@ -504,7 +509,7 @@ class _Rewriter:
         """Remove line-number gutters that sit outside the code's own <pre>: Pygments/Sphinx/MkDocs
         ``table.highlighttable td.linenos``, Rouge/Jekyll ``td.gutter``/``pre.lineno``, Hugo/Chroma
         ``table.lntable`` (first ``td.lntd``), GitHub blob ``td.blob-num``, highlight.js line numbers."""
-        if not any(k in self.html for k in _LINENO_HINTS):
+        if not any(k in self.attr_text for k in _LINENO_HINTS):
             return
         for g in doc.query_selector_all(_LINENO_SELECTOR).values():
             if doc.contains(g):
@@ -619,7 +624,7 @@ class _Rewriter:
             return
         # a regex over the source finds the keywords present; lexbor selects those candidates in C;
         # the token regex then checks whole class/id tokens
-        prefilter = _boilerplate_prefilter(self.html) if self.html else None
+        prefilter = _boilerplate_prefilter(self.attr_text) if self.attr_text else None
         candidates = doc.query_selector_all(prefilter).values() if prefilter else []
         for el in candidates:
             _check_deadline(self.deadline)
@@ -690,7 +695,7 @@ def _to_str(html: str | bytes) -> str:
 _EMPTY_STATS = {"n_code_blocks": 0, "n_inline_code": 0, "n_math": 0, "n_tables": 0}
 
 
-def _extract_raw(html: str | bytes, main_content: bool, mark: bool, time_limit_s: float | None = None):
+def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | None = None):
     """Parse, rewrite and extract: ``(text with placeholders and link marks, rewriter)`` or None if empty.
     Raises ``ExtractTooDeep`` (nesting over ``MAX_DEPTH``) or ``ExtractTimeout`` (over ``time_limit_s``)."""
     try:
@@ -704,7 +709,8 @@ def _extract_raw(html: str | bytes, main_content: bool, mark: bool, time_limit_s
     if not text or not text.strip():
         return None
     # placeholder and link-mark characters must not come from the page itself
-    text = _PRIVATE_RE.sub("", text)
+    if _PRIVATE_RE.search(text):
+        text = _PRIVATE_RE.sub("", text)
     if nesting_depth_exceeds(text):
         raise ExtractTooDeep(f"tag nesting deeper than {MAX_DEPTH}")
     tree = HTMLTree.parse(text)
@@ -714,8 +720,6 @@ def _extract_raw(html: str | bytes, main_content: bool, mark: bool, time_limit_s
     _check_deadline(deadline)
     rw.code()
     rw.tables()
-    if mark:
-        mark_links(tree)
     _check_deadline(deadline)
     kwargs = dict(preserve_formatting=True, list_bullets=True, alt_texts=False, links=False,
                   form_fields=False, noscript=False, comments=False)
@@ -733,20 +737,21 @@ def extract_marked_lines(html: str | bytes) -> list[str]:
     """Non-empty lines of the main-content text before the line classifier, link text marked with
     ``blocks.LINK_OPEN``/``LINK_CLOSE``, placeholder lines (code, math, tables) left out: the classifier's
     training input (``benchmarks/train_web_blocks.py``)."""
-    raw = _extract_raw(html, True, True)
+    raw = _extract_raw(html, True)
     if raw is None:
         return []
     return [ln for ln in raw[0].split("\n") if ln.strip() and not _has_placeholder(ln)]
 
 
 def extract_html_detailed(html: str | bytes, url: str | None = None, *, main_content: bool = True,
-                          block_filter: bool = True,
+                          block_filter: bool = False,
                           time_limit_s: float | None = DEFAULT_TIME_LIMIT_S) -> tuple[str, dict]:
     """``extract_html`` plus counters ``{"n_code_blocks", "n_inline_code", "n_math", "n_tables"}``.
-    ``block_filter`` drops chrome lines with the line classifier of ``assay.stages.web.blocks``.
+    ``block_filter`` drops chrome lines with the line classifier of ``assay.stages.web.blocks`` (off by
+    default: +0.005 dev F1 for ~20% more CPU, which breaks the 5x-trafilatura speed target; see bench_web).
     Raises ``ExtractTooDeep`` / ``ExtractTimeout`` (``ExtractLimitError.reason`` is the reject reason)."""
     use_filter = main_content and block_filter
-    raw = _extract_raw(html, main_content, use_filter, time_limit_s)
+    raw = _extract_raw(html, main_content, time_limit_s)
     if raw is None:
         return "", dict(_EMPTY_STATS)
     out, rw = raw
