@@ -74,11 +74,6 @@ _BOILERPLATE_CLASS_RE = re.compile(
     r"cookie\w*|consent|gdpr|outbrain|taboola|recirc|more-stories|read-more|trending|most-popular|onetrust\w*)"
     r"(?:$|[\s_-])",
     re.I)
-_BOILERPLATE_KEYWORDS = ("share", "social", "newsletter", "subscri", "related", "promo", "breadcrumb", "byline",
-                         "caption", "credit", "sponsor", "advert", "ads", "comment", "disqus", "popup", "modal",
-                         "signup", "toolbar", "paginat", "pager", "cookie", "consent", "gdpr", "outbrain",
-                         "taboola", "recirc", "more-stories", "read-more", "trending", "most-popular",
-                         "onetrust")
 _MAX_BOILERPLATE_BLOCK_CHARS = 4000
 _LINENO_HINTS = ("linenos", "gutter", "lntd", "lineno", "line-numbers", "hljs-ln", "blob-num", "linenodiv")
 _LINENO_SELECTOR = ("td.linenos, td.gutter, td.gl, td.blob-num, table.lntable td.lntd:first-child, pre.lineno, "
@@ -88,21 +83,32 @@ _LINENO_SELECTOR = ("td.linenos, td.gutter, td.gl, td.blob-num, table.lntable td
 _ATTR_VALUE_RES = (re.compile(r'class="([^"]{0,300})'), re.compile(r'id="([^"]{0,300})'))
 
 
-def _attr_text(html: str) -> str:
-    """The page's distinct double-quoted class and id values, lower-cased, joined (two regex scans)."""
-    vals: set[str] = set()
-    for rx in _ATTR_VALUE_RES:
-        vals.update(rx.findall(html))
-    return " ".join(vals).lower()
+def _attr_values(html: str) -> tuple[set[str], set[str]]:
+    """The page's distinct double-quoted class values and id values (two regex scans of the source)."""
+    rc, ri = _ATTR_VALUE_RES
+    return set(rc.findall(html)), set(ri.findall(html))
 
 
-def _boilerplate_prefilter(joined: str) -> str | None:
-    """CSS selector for only those boilerplate keywords that occur in some class/id value of the
-    page source (``_attr_text``; instead of ~60 attribute selectors over the DOM)."""
-    found = [k for k in _BOILERPLATE_KEYWORDS if k in joined]
+# the words of _BOILERPLATE_CLASS_RE: whole words (set intersection), word prefixes and hyphenated pairs
+_WIDGET_WORDS = frozenset(
+    "share sharing social newsletter subscribe subscription related promo breadcrumb breadcrumbs byline caption "
+    "credit credits sponsor sponsored ads comment comments disqus popup modal signup toolbar pagination pager "
+    "consent gdpr outbrain taboola recirc trending".split())
+_WIDGET_PREFIXES = ("advert", "cookie", "onetrust")
+_WIDGET_PAIRS = ("more-stories", "read-more", "most-popular")
+
+
+def _boilerplate_selector(class_vals: set[str], id_vals: set[str]) -> str | None:
+    """CSS selector for the widget words (``_BOILERPLATE_CLASS_RE``) that occur in some class or id value
+    of the page, e.g. ``[class*="share" i], [id*="share" i]`` (C-speed string and set operations;
+    candidates are re-checked token-wise by the regex)."""
+    joined = (" ".join(class_vals) + " " + " ".join(id_vals)).lower()
+    found = set(joined.replace("_", " ").replace("-", " ").split()) & _WIDGET_WORDS
+    found.update(k for k in _WIDGET_PREFIXES + _WIDGET_PAIRS if k in joined)
     if not found:
         return None
-    return ", ".join(f'[class*="{k}" i], [id*="{k}" i]' for k in sorted(found))
+    return ", ".join(f'[class*="{w}" i], [id*="{w}" i]' for w in sorted(found))
+
 
 # ----------------------------------------------------------------------------------------------
 # MathML -> LaTeX
@@ -285,6 +291,9 @@ def _clean_tex(tex: str) -> str:
 # Blink's HTML parser stops nesting at 512 levels (kMaximumHTMLParserDOMTreeDepth); lexbor's tree builder
 # and resiliparse's main-content pass are quadratic in depth (100,000 nested <div> never finish).
 MAX_DEPTH = 512
+# pages with fewer tags than this are not checked: whatever their depth they parse and extract in well
+# under a second (2,000 nested <div>: ~0.2 s), and most real pages are below it, so the check costs nothing
+_DEPTH_CHECK_MIN_TAGS = 2000
 DEFAULT_TIME_LIMIT_S = 20.0
 
 
@@ -313,21 +322,28 @@ _VOID = frozenset("area base br col embed hr img input link meta param source tr
 
 
 def nesting_depth_exceeds(html: str, limit: int = MAX_DEPTH) -> bool:
-    """True when the tag nesting of ``html`` may exceed ``limit``, in linear time. A vectorised upper bound
+    """True when the tag nesting of ``html`` may exceed ``limit`` (pages with at most
+    ``_DEPTH_CHECK_MIN_TAGS`` "<" are never flagged), in linear time. A vectorised upper bound
     (every ``<x`` +1, every ``</`` -1, running maximum) clears ordinary pages in well under a millisecond;
     only pages over it get an exact stack scan (void elements skipped, closing tags pop to their match)."""
     import numpy as np
 
-    raw = np.frombuffer(html.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    lt = np.flatnonzero(raw[:-1] == 60)  # '<'
-    if len(lt) <= limit:
+    if html.count("<") <= max(limit, _DEPTH_CHECK_MIN_TAGS):
         return False
-    nxt = raw[lt + 1]
-    is_alpha = ((nxt | 32) >= 97) & ((nxt | 32) <= 122)
-    step = is_alpha.astype(np.int32) - (nxt == 47).astype(np.int32)  # '/'
-    if int(np.cumsum(step).max()) <= limit:
+    raw = np.frombuffer(html.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    lt = np.flatnonzero(raw[:-3] == 60)  # '<'
+    c1, c2, c3 = (raw[lt + k] | 32 for k in (1, 2, 3))  # lower-cased bytes after '<'
+    step = np.ones(len(lt), np.int8)
+    step[c1 == 47] = -1  # '</'
+    # tags that never nest, not counted: <!-- and <!doctype, <br>, <img>, <hr>, <meta>, <p>, <li>/<link>
+    # and the closing </p>, </li> (an open <p>/<li> is closed by its next sibling)
+    step[(c1 == 33) | (c1 == 98) & (c2 == 114) | (c1 == 105) & (c2 == 109) | (c1 == 104) & (c2 == 114)
+         | (c1 == 109) & (c2 == 101) & (c3 == 116) | (c1 == 112) & ((c2 == 32) | (c2 == 62))
+         | (c1 == 108) & (c2 == 105) | (c1 == 47) & ((c2 == 112) & ((c3 == 62) | (c3 == 32)) | (c2 == 108) & (c3 == 105))] = 0
+    if int(np.cumsum(step, dtype=np.int32).max()) <= limit:
         return False
     stack: list[str] = []
+    open_count: dict[str, int] = {}
     pos = 0
     while True:
         m = _TAG_RE.search(html, pos)
@@ -336,8 +352,12 @@ def nesting_depth_exceeds(html: str, limit: int = MAX_DEPTH) -> bool:
         pos = m.end()
         name = m.group(2).lower()
         if m.group(1):
-            if name in stack:
-                del stack[len(stack) - 1 - stack[::-1].index(name):]
+            if open_count.get(name):  # pop to the matching opening (amortised O(1) per tag)
+                while True:
+                    top = stack.pop()
+                    open_count[top] -= 1
+                    if top == name:
+                        break
             continue
         if name in _VOID:
             continue
@@ -347,8 +367,9 @@ def nesting_depth_exceeds(html: str, limit: int = MAX_DEPTH) -> bool:
             continue
         if stack and (stack[-1] == name and name in _SELF_CLOSING_SIBLINGS
                       or stack[-1] == "p" and name in _CLOSES_P):
-            stack.pop()
+            open_count[stack.pop()] -= 1
         stack.append(name)
+        open_count[name] = open_count.get(name, 0) + 1
         if len(stack) > limit:
             return True
 
@@ -365,7 +386,8 @@ class _Rewriter:
     def __init__(self, tree: "HTMLTree", html: str = "", deadline: float | None = None):
         self.tree = tree
         self.deadline = deadline
-        self.attr_text = _attr_text(html) if html else ""
+        self.attr_values = _attr_values(html) if html else (set(), set())
+        self.attr_text = " ".join(self.attr_values[0])
         self.html = html
         self.blocks: list[str] = []  # placeholder index -> final text
         self.is_block: list[bool] = []
@@ -622,17 +644,15 @@ class _Rewriter:
         doc = self.tree.document
         if doc is None:
             return
-        # a regex over the source finds the keywords present; lexbor selects those candidates in C;
-        # the token regex then checks whole class/id tokens
-        prefilter = _boilerplate_prefilter(self.attr_text) if self.attr_text else None
-        candidates = doc.query_selector_all(prefilter).values() if prefilter else []
+        # regexes over the source find the class tokens and ids that name a widget; lexbor selects them
+        sel = _boilerplate_selector(*self.attr_values)
+        candidates = doc.query_selector_all(sel).values() if sel else []
         for el in candidates:
             _check_deadline(self.deadline)
             tag = (el.tag or "").lower()
             if tag in ("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td"):
                 continue
-            key = (el.getattr("class") or "") + " " + (el.getattr("id") or "")
-            if not _BOILERPLATE_CLASS_RE.search(key):
+            if not _BOILERPLATE_CLASS_RE.search((el.getattr("class") or "") + " " + (el.getattr("id") or "")):
                 continue
             if not doc.contains(el) or el.closest("pre, code, math") is not None:
                 continue  # detached already, or syntax-highlighting spans such as "token comment"
@@ -709,7 +729,7 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
     if not text or not text.strip():
         return None
     # placeholder and link-mark characters must not come from the page itself
-    if _PRIVATE_RE.search(text):
+    if _PH_OPEN in text:  # one str scan (a character-class regex is ~5x slower); a lone CLOSE is inert
         text = _PRIVATE_RE.sub("", text)
     if nesting_depth_exceeds(text):
         raise ExtractTooDeep(f"tag nesting deeper than {MAX_DEPTH}")
