@@ -68,13 +68,27 @@ _IMG_MATH_SELECTOR = ", ".join(
     + ['img[alt*="\\\\"]', 'img[alt*="^{"]', 'img[alt*="_{"]'])
 _MATH_CLASS_RE = re.compile(r"(^|[\s_-])(tex|latex|math|equation|formula|mwe-math)", re.I)
 
-_BOILERPLATE_CLASS_RE = re.compile(
-    r"(?:^|[\s_-])(share|sharing|social|newsletter|subscribe|subscription|related|promo|breadcrumbs?|byline|"
-    r"caption|credits?|sponsor(?:ed)?|advert\w*|ads|comments?|disqus|popup|modal|signup|toolbar|pagination|pager|"
-    r"cookie\w*|consent|gdpr|outbrain|taboola|recirc|more-stories|read-more|trending|most-popular|onetrust\w*)"
-    r"(?:$|[\s_-])",
-    re.I)
+# class/id words that name a widget: whole words, word prefixes, hyphenated pairs
+_WIDGET_WORDS = frozenset(
+    "share sharing social newsletter subscribe subscription related promo breadcrumb breadcrumbs byline caption "
+    "credit credits sponsor sponsored ads comment comments disqus popup modal signup toolbar pagination pager "
+    "consent gdpr outbrain taboola recirc trending".split())
+_WIDGET_PREFIXES = ("advert", "cookie", "onetrust")
+_WIDGET_PAIRS = ("more-stories", "read-more", "most-popular")
+
+
+
+
+def _widget_regex(words, prefixes, pairs) -> re.Pattern:
+    alts = sorted(words) + [p + r"\w*" for p in prefixes] + list(pairs)
+    return re.compile(r"(?:^|[\s_-])(" + "|".join(alts) + r")(?:$|[\s_-])", re.I)
+
+
+_BOILERPLATE_CLASS_RE = _widget_regex(_WIDGET_WORDS, _WIDGET_PREFIXES, _WIDGET_PAIRS)
 _MAX_BOILERPLATE_BLOCK_CHARS = 4000
+_MIN_ARTICLE_SENTENCES = 5
+_SENTENCE_BREAK_RE = re.compile(r"\w\w[.!?][\"”’)]?\s+\S|[。！？]")
+_NEGATED_TOKEN_RE = re.compile(r"(?:^|\s)no[-_]\S*")
 _LINENO_HINTS = ("linenos", "gutter", "lntd", "lineno", "line-numbers", "hljs-ln", "blob-num", "linenodiv")
 _LINENO_SELECTOR = ("td.linenos, td.gutter, td.gl, td.blob-num, table.lntable td.lntd:first-child, pre.lineno, "
                     ".linenodiv, .line-numbers-rows, .hljs-ln-numbers, pre .linenos, pre .lnt")
@@ -87,15 +101,6 @@ def _attr_values(html: str) -> tuple[set[str], set[str]]:
     """The page's distinct double-quoted class values and id values (two regex scans of the source)."""
     rc, ri = _ATTR_VALUE_RES
     return set(rc.findall(html)), set(ri.findall(html))
-
-
-# the words of _BOILERPLATE_CLASS_RE: whole words (set intersection), word prefixes and hyphenated pairs
-_WIDGET_WORDS = frozenset(
-    "share sharing social newsletter subscribe subscription related promo breadcrumb breadcrumbs byline caption "
-    "credit credits sponsor sponsored ads comment comments disqus popup modal signup toolbar pagination pager "
-    "consent gdpr outbrain taboola recirc trending".split())
-_WIDGET_PREFIXES = ("advert", "cookie", "onetrust")
-_WIDGET_PAIRS = ("more-stories", "read-more", "most-popular")
 
 
 def _boilerplate_selector(class_vals: set[str], id_vals: set[str]) -> str | None:
@@ -652,14 +657,21 @@ class _Rewriter:
             tag = (el.tag or "").lower()
             if tag in ("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td"):
                 continue
-            if not _BOILERPLATE_CLASS_RE.search((el.getattr("class") or "") + " " + (el.getattr("id") or "")):
+            key = (el.getattr("class") or "") + " " + (el.getattr("id") or "")
+            if "no" in key:
+                key = _NEGATED_TOKEN_RE.sub(" ", key)  # "no-share", "no_comments": content without widgets
+            if not _BOILERPLATE_CLASS_RE.search(key):
                 continue
             if not doc.contains(el) or el.closest("pre, code, math") is not None:
                 continue  # detached already, or syntax-highlighting spans such as "token comment"
             if el.query_selector("pre, math, article, main, h1") is not None:
                 continue
-            # a block holding a lot of text is more likely a wrapper around the article than a widget
-            if len(el.text or "") > _MAX_BOILERPLATE_BLOCK_CHARS:
+            # a block holding a lot of text, or running prose, is more likely a wrapper around the article
+            # (e.g. "js-pagination", id="read-more") than a widget
+            txt = el.text or ""
+            if len(txt) > _MAX_BOILERPLATE_BLOCK_CHARS:
+                continue
+            if len(txt) >= 600 and len(_SENTENCE_BREAK_RE.findall(txt)) >= _MIN_ARTICLE_SENTENCES:
                 continue
             el.decompose()
 
@@ -744,13 +756,108 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
     kwargs = dict(preserve_formatting=True, list_bullets=True, alt_texts=False, links=False,
                   form_fields=False, noscript=False, comments=False)
     out = extract_plain_text(tree, main_content=main_content, **kwargs)
-    if main_content and len(out.strip()) < 100:
-        # the main-content heuristic removed (almost) everything: fall back to the full page
-        full = extract_plain_text(tree, main_content=False, **kwargs)
-        if len(full.strip()) > 3 * max(len(out.strip()), 1):
-            out = full
+    if main_content:
+        prose_main = _prose_chars(out)
+        if prose_main < _RESCUE_BELOW:
+            # little prose survived the main-content heuristic: it may have dropped the article (seen on
+            # unseen sites: the story gone, the menus kept). Take the full page's densest prose region
+            # when it holds clearly more prose.
+            full = extract_plain_text(tree, main_content=False, **kwargs)
+            span = _densest_prose_span(full)
+            if _prose_chars(span) >= 2 * prose_main + 300 or (len(out.strip()) < 100 and len(full.strip()) > 300):
+                out = span
+        else:
+            out = _restrict_to_article_body(tree, out, prose_main)
     _check_deadline(deadline)
     return out, rw
+
+
+_RESCUE_BELOW = 600
+_CJK_CHAR_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_SENTENCE_END_RE = re.compile(r"[.!?。！？…\"”’)»:]\s*$")
+
+
+def _is_prose(line: str) -> bool:
+    """A sentence-like line: at least 10 words (or 40 CJK characters) and ending like a sentence."""
+    s = line.strip()
+    if len(s) < 40 or _PH_OPEN in s:
+        return False
+    if s.count(" ") < 9 and len(_CJK_CHAR_RE.findall(s)) < 40:
+        return False
+    return _SENTENCE_END_RE.search(s) is not None
+
+
+def _prose_chars(text: str) -> int:
+    return sum(len(ln) for ln in text.split("\n") if _is_prose(ln))
+
+
+def _densest_prose_span(text: str) -> str:
+    """The run of lines with the most prose net of everything else (maximum-sum subarray: a prose line
+    scores its length, any other non-empty line minus its length and a constant); code, math and table
+    placeholders inside the run are kept."""
+    lines = text.split("\n")
+    best, best_lo, best_hi = 0.0, 0, -1
+    cur, lo = 0.0, 0
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if not s:
+            continue
+        if _is_prose(s) or _PH_OPEN in s:
+            v = float(len(s))
+        else:
+            v = -0.5 * len(s) - 15.0
+        if cur <= 0:
+            cur, lo = 0.0, i
+        cur += v
+        if cur > best:
+            best, best_lo, best_hi = cur, lo, i
+    if best_hi < 0:
+        return text
+    return "\n".join(lines[best_lo:best_hi + 1])
+
+
+# elements that hold an article's body on common publishing systems (schema.org, WordPress, Drupal, news
+# CMSs); trafilatura's BODY_XPATH has the same idea
+_ARTICLE_BODY_SELECTOR = (
+    '[itemprop="articleBody"], [itemprop="text"], .article-body, .article__body, .articleBody, .article-content, '
+    '.article__content, .article-text, .articleText, .story-body, .story-content, .storytext, .entry-content, '
+    '.post-content, .post-body, .post-entry, .td-post-content, .c-entry-content, .field-name-body, .body-text, '
+    '.content-body, .article-body-text, #article-body, #articleBody, #story-body, .caas-body, .zn-body__paragraph')
+_BULLET_PREFIX_RE = re.compile(r"^\s*(?:[•\-*·]|\d{1,3}[.)])\s+")
+
+
+def _norm_ws(s: str) -> str:
+    return " ".join(s.split())
+
+
+def _restrict_to_article_body(tree, out: str, prose_total: int) -> str:
+    """When the page marks its article body (``_ARTICLE_BODY_SELECTOR``) and that element holds most of the
+    extracted prose, drop the extracted lines that lie outside it (galleries, teaser lists, sign-up boxes
+    around the story), keeping the page's <h1>."""
+    doc = tree.document
+    if doc is None or prose_total < 300:
+        return out
+    bodies = doc.query_selector_all(_ARTICLE_BODY_SELECTOR).values()
+    if not bodies:
+        return out
+    texts = [_norm_ws(b.text or "") for b in bodies]
+    body_text = " \n ".join(texts)
+    lines = out.split("\n")
+    inside = []
+    prose_in = 0
+    for ln in lines:
+        key = _norm_ws(_BULLET_PREFIX_RE.sub("", ln))
+        ok = bool(key) and key in body_text
+        inside.append(ok)
+        if ok and _is_prose(ln):
+            prose_in += len(ln)
+    if prose_in < 0.7 * prose_total:
+        return out
+    h1 = doc.query_selector("h1")
+    title = _norm_ws(h1.text or "") if h1 is not None else ""
+    kept = [ln for ln, ok in zip(lines, inside)
+            if ok or not ln.strip() or _PH_OPEN in ln or (title and _norm_ws(ln) == title)]
+    return "\n".join(kept)
 
 
 def extract_marked_lines(html: str | bytes) -> list[str]:
