@@ -72,9 +72,13 @@ _MATH_CLASS_RE = re.compile(r"(^|[\s_-])(tex|latex|math|equation|formula|mwe-mat
 _WIDGET_WORDS = frozenset(
     "share sharing social newsletter subscribe subscription related promo breadcrumb breadcrumbs byline caption "
     "credit credits sponsor sponsored ads comment comments disqus popup modal signup toolbar pagination pager "
-    "consent gdpr outbrain taboola recirc trending".split())
+    "consent gdpr outbrain taboola recirc trending "
+    # added after a one-word-at-a-time search on the train+dev splits of the three gold corpora (each kept
+    # only if mean page F1 did not drop); navheader/navfooter are DocBook's Prev/Up/Home/Next bars
+    "header footer masthead nav navigation navheader navfooter author bio video print feed banner cta skip "
+    "tools feedback login signin recommended recommendations".split())
 _WIDGET_PREFIXES = ("advert", "cookie", "onetrust")
-_WIDGET_PAIRS = ("more-stories", "read-more", "most-popular")
+_WIDGET_PAIRS = ("more-stories", "read-more", "most-popular", "back-to-top", "backtotop", "scroll-to-top")
 
 
 
@@ -398,6 +402,7 @@ class _Rewriter:
     def __init__(self, tree: "HTMLTree", html: str = "", deadline: float | None = None):
         self.tree = tree
         self.deadline = deadline
+        self._tables: list | None = None
         self.attr_values = _attr_values(html) if html else (set(), set())
         self.attr_text = " ".join(self.attr_values[0])
         self.class_tokens = set(self.attr_text.split())
@@ -555,7 +560,12 @@ class _Rewriter:
         if doc is None:
             return
         self._drop_line_numbers(doc)
-        for pre in doc.query_selector_all("pre").values():
+        # one DOM walk for code blocks, inline code and tables (each walk costs about as much as the rest)
+        pres, inline, self._tables = [], [], []
+        for el in doc.query_selector_all("pre, code, kbd, samp, tt, table").values():
+            tag = el.tag
+            (pres if tag == "pre" else self._tables if tag == "table" else inline).append(el)
+        for pre in pres:
             _check_deadline(self.deadline)
             if not doc.contains(pre):
                 continue  # nested <pre> already consumed by its outer block
@@ -583,7 +593,7 @@ class _Rewriter:
                     fig.replace_with(repl)
                 except Exception:  # noqa: BLE001 - detached nodes etc.
                     pass
-        for c in doc.query_selector_all("code, kbd, samp, tt").values():
+        for c in inline:
             _check_deadline(self.deadline)
             if not doc.contains(c) or c.closest("pre") is not None:
                 continue
@@ -612,9 +622,10 @@ class _Rewriter:
         doc = self.tree.document
         if doc is None:
             return
-        for t in doc.query_selector_all("table").values():
+        tables = self._tables if self._tables is not None else doc.query_selector_all("table").values()
+        for t in tables:
             _check_deadline(self.deadline)
-            if t.parent is None:
+            if t.parent is None or not doc.contains(t):
                 continue
             if t.query_selector("table, pre, ul, ol, form, iframe") is not None:
                 continue  # layout table: let the extractor linearise it
@@ -684,6 +695,18 @@ class _Rewriter:
             el.decompose()
 
 
+# whole lines that are page chrome in any context (issue 17's snippets among them); only exact lines go
+_CHROME_LINES = frozenset((
+    "skip to main content", "skip to content", "skip to navigation", "skip navigation", "jump to navigation",
+    "jump to search", "back to top", "to top", "top of page", "scroll to top", "print recipe", "print this page",
+    "share this page", "share this article", "share this", "rezept drucken", "diese seite teilen",
+    "das könnte sie auch interessieren", "zum seitenanfang", "nach oben", "seite drucken", "drucken",
+    "retour en haut", "haut de page", "volver arriba", "torna su", "voltar ao topo", "cookie settings",
+    "accept cookies", "accept all cookies", "you may also like", "recommended for you", "advertisement",
+    "anzeige", "publicité", "publicidad", "pubblicità"))
+_CHROME_STRIP = " \t•·|>›»«‹^↑▲-–—*#"
+
+
 def _restore(text: str, rw: _Rewriter) -> str:
     def sub(m: re.Match) -> str:
         i = int(m.group(1))
@@ -704,6 +727,8 @@ def _restore(text: str, rw: _Rewriter) -> str:
     kept = []
     for line in text.split("\n"):
         key = line.strip()
+        if len(key) <= 40 and key.strip(_CHROME_STRIP).lower() in _CHROME_LINES:
+            continue
         if 20 <= len(key) <= 200 and _PH_OPEN not in key:
             if key in seen:
                 continue

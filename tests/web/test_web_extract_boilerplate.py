@@ -1,0 +1,77 @@
+"""Boilerplate that issue 17 found in the output (PostgreSQL Prev/Up/Home/Next bars, "Back to top", cookie
+banners, German recipe/share chrome, sign-in boxes) is removed; the article and its code stay. Markup as
+the generators write it (DocBook for the PostgreSQL manual, WordPress recipe/share plugins)."""
+
+from __future__ import annotations
+
+from assay.stages.web.extract import extract_html
+
+ARTICLE = ("<p>The function returns the number of characters in the string, counting multibyte characters "
+           "once each. It is the usual way to measure text before storing it.</p>"
+           "<p>Trailing spaces are significant for character types, so the result may surprise readers who "
+           "expect padding to be ignored in every case.</p>")
+
+POSTGRES = f"""<html><head><title>9.4. String Functions and Operators</title></head><body>
+<div class="navheader"><table width="100%" summary="Navigation header"><tr><th colspan="5" align="center">9.4. String
+Functions and Operators</th></tr><tr><td width="10%" align="left"><a accesskey="p" href="functions-math.html">Prev</a>
+</td><td width="10%" align="left"><a accesskey="u" href="functions.html">Up</a></td><th width="60%" align="center">
+Chapter 9. Functions and Operators</th><td width="10%" align="right"> <a accesskey="h" href="index.html">Home</a></td>
+<td width="10%" align="right"> <a accesskey="n" href="functions-binary.html">Next</a></td></tr></table><hr></div>
+<div class="sect1" id="FUNCTIONS-STRING"><div class="titlepage"><div><div><h2 class="title">9.4. String Functions
+and Operators</h2></div></div></div>{ARTICLE}
+<pre class="programlisting">SELECT char_length('jose');
+ char_length
+-------------
+           4</pre>{ARTICLE.replace('function', 'operator')}</div>
+<div class="navfooter"><hr><table width="100%" summary="Navigation footer"><tr><td width="40%" align="left">
+<a accesskey="p" href="functions-math.html">Prev</a> </td><td width="20%" align="center"><a accesskey="u"
+href="functions.html">Up</a></td><td width="40%" align="right"> <a accesskey="n" href="functions-binary.html">Next</a>
+</td></tr><tr><td width="40%" align="left" valign="top">9.3. Mathematical Functions and Operators </td><td width="20%"
+align="center"><a accesskey="h" href="index.html">Home</a></td><td width="40%" align="right" valign="top"> 9.5. Binary
+String Functions and Operators</td></tr></table></div></body></html>"""
+
+
+def test_postgresql_navigation_bars_dropped_code_kept():
+    text = extract_html(POSTGRES)
+    assert "SELECT char_length('jose');\n char_length\n-------------\n           4" in text
+    assert "counting multibyte characters" in text
+    for chrome in ("Prev", "Next", "Home", "Navigation"):
+        assert chrome not in text.split(), chrome
+
+
+GERMAN = f"""<html><body><header class="site-header"><a class="skip-link screen-reader-text" href="#content">Skip to
+content</a><nav class="main-navigation"><ul><li><a href="/">Start</a></li><li><a href="/rezepte">Rezepte</a></li>
+</ul></nav></header>
+<div id="cookie-notice" class="cookie-banner">Wir verwenden Cookies, um Ihnen das beste Nutzererlebnis zu bieten.
+<button>Akzeptieren</button></div>
+<main><article><h1>Apfelkuchen vom Blech</h1>
+<p>Dieser Kuchen ist schnell gemacht und schmeckt am besten noch lauwarm mit einem Klecks Sahne, wie bei Oma.</p>
+<p>Die Äpfel schälen, vierteln und in dünne Spalten schneiden, dann gleichmäßig auf dem Teig verteilen.</p>
+<div class="wprm-recipe-print-container"><a class="wprm-recipe-print" href="/print/1">Rezept drucken</a></div>
+<p>Im vorgeheizten Ofen bei 180 Grad etwa vierzig Minuten backen, bis die Oberfläche goldbraun ist.</p>
+<div class="shariff"><p>Diese Seite teilen</p><ul class="shariff-buttons"><li><a href="#">Facebook</a></li>
+<li><a href="#">WhatsApp</a></li></ul></div>
+<section class="related-posts"><h3>Das könnte Sie auch interessieren</h3><ul><li><a href="/a">Zwetschgenkuchen
+mit Streuseln nach Omas Rezept</a></li><li><a href="/b">Käsekuchen ohne Boden, cremig und leicht</a></li></ul></section>
+</article></main>
+<div class="login-box"><h3>Anmelden</h3><form><input name="u"><button>Sign in</button></form></div>
+<a href="#top" class="back-to-top">Back to top</a>
+<footer class="site-footer">Impressum · Datenschutz · © 2024 Backblog</footer></body></html>"""
+
+
+def test_german_recipe_page_chrome_dropped():
+    text = extract_html(GERMAN)
+    assert "Die Äpfel schälen" in text and "vierzig Minuten backen" in text
+    for chrome in ("Rezept drucken", "Diese Seite teilen", "Das könnte Sie auch interessieren", "Back to top",
+                   "Skip to", "Cookies", "Zwetschgenkuchen", "Anmelden", "Impressum"):
+        assert chrome not in text, chrome
+
+
+def test_chrome_lines_only_as_whole_lines():
+    html = ("<html><body><article><p>Scroll back to top of the page and read the warning again before you "
+            "continue with the next step of the installation.</p><p>Back to top</p>"
+            "<p>More text so that this reads as an article and is long enough for the extractor.</p>"
+            "</article></body></html>")
+    text = extract_html(html)
+    assert "Scroll back to top of the page" in text
+    assert "\nBack to top" not in text
