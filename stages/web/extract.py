@@ -114,6 +114,58 @@ def _attr_values(html: str) -> tuple[set[str], set[str]]:
     return set(rc.findall(html)), set(ri.findall(html))
 
 
+def _widget_words_in(values: set[str]) -> tuple[str, set[str]]:
+    """(the values joined, the widget words that occur in them, lower-cased)."""
+    joined = " ".join(values)
+    low = joined.lower()
+    found = set(low.replace("_", " ").replace("-", " ").split()) & _WIDGET_WORDS
+    found.update(k for k in _WIDGET_PREFIXES + _WIDGET_PAIRS if k in low)
+    return joined, found
+
+
+def _boilerplate_selector(class_vals: set[str], id_vals: set[str]) -> str | None:
+    """CSS selector for the widget words (``_BOILERPLATE_CLASS_RE``) that occur in the page's class values
+    (``[class*="share"]``) and id values (``[id*="share"]``); case-insensitive only for a word the page
+    spells with capitals alone. lexbor's cost grows with the number of alternatives, so each word is asked
+    only of the attribute it occurs in; candidates are re-checked token-wise by the regex."""
+    sel = []
+    for attr, vals in (("class", class_vals), ("id", id_vals)):
+        joined, found = _widget_words_in(vals)
+        sel += [f'[{attr}*="{w}"]' if w in joined else f'[{attr}*="{w}" i]' for w in sorted(found)]
+    return ", ".join(sel) if sel else None
+
+
+def _widget_regex(words, prefixes, pairs) -> re.Pattern:
+    alts = sorted(words) + [p + r"\w*" for p in prefixes] + list(pairs)
+    return re.compile(r"(?:^|[\s_-])(" + "|".join(alts) + r")(?:$|[\s_-])", re.I)
+
+
+_BOILERPLATE_CLASS_RE = _widget_regex(_WIDGET_WORDS, _WIDGET_PREFIXES, _WIDGET_PAIRS)
+_MAX_BOILERPLATE_BLOCK_CHARS = 4000
+_MIN_ARTICLE_SENTENCES = 5
+
+
+def _sentence_breaks(text: str) -> int:
+    """Rough count of sentence ends in running text (C-speed substring counts)."""
+    return (text.count(". ") + text.count("? ") + text.count("! ") + text.count(".\n") + text.count("。")
+            + text.count("？") + text.count("！"))
+
+
+_NEGATED_TOKEN_RE = re.compile(r"(?:^|\s)no[-_]\S*")
+_LINENO_HINTS = ("linenos", "gutter", "lntd", "lineno", "line-numbers", "hljs-ln", "blob-num", "linenodiv")
+_LINENO_SELECTOR = ("td.linenos, td.gutter, td.gl, td.blob-num, table.lntable td.lntd:first-child, pre.lineno, "
+                    ".linenodiv, .line-numbers-rows, .hljs-ln-numbers, pre .linenos, pre .lnt")
+# literal-prefixed patterns let the regex engine skip ahead quickly; single-quoted attributes are
+# rare enough to be left to resiliparse's own main-content heuristics
+_ATTR_VALUE_RES = (re.compile(r'class="([^"]{0,300})'), re.compile(r'id="([^"]{0,300})'))
+
+
+def _attr_values(html: str) -> tuple[set[str], set[str]]:
+    """The page's distinct double-quoted class values and id values (two regex scans of the source)."""
+    rc, ri = _ATTR_VALUE_RES
+    return set(rc.findall(html)), set(ri.findall(html))
+
+
 def _boilerplate_selector(class_vals: set[str], id_vals: set[str]) -> str | None:
     """CSS selector for the widget words (``_BOILERPLATE_CLASS_RE``) that occur in some class or id value
     of the page, e.g. ``[class*="share" i], [id*="share" i]`` (C-speed string and set operations;
@@ -403,6 +455,8 @@ class _Rewriter:
         self.tree = tree
         self.deadline = deadline
         self._tables: list | None = None
+        self._body = False  # not looked up yet
+        self.body_texts: list[str] = []  # text of every marked article-body element
         self.attr_values = _attr_values(html) if html else (set(), set())
         self.attr_text = " ".join(self.attr_values[0])
         self.class_tokens = set(self.attr_text.split())
@@ -413,6 +467,25 @@ class _Rewriter:
         self.n_inline_code = 0
         self.n_math = 0
         self.n_tables = 0
+
+    def _article_body(self):
+        """The page's marked article body (largest ``_ARTICLE_BODY_*`` element with at least 800 characters
+        and 5 sentences), or None. Cached: boilerplate removal and the body restriction share it."""
+        if self._body is not False:
+            return self._body
+        self._body = None
+        doc = self.tree.document
+        sel = _body_selector(self) if doc is not None else None
+        if sel:
+            best, best_text = None, ""
+            for b in doc.query_selector_all(sel).values():
+                t = b.text or ""
+                self.body_texts.append(t)
+                if len(t) > len(best_text):
+                    best, best_text = b, t
+            if best is not None and len(best_text) >= 800 and _sentence_breaks(best_text) >= 5:
+                self._body = best
+        return self._body
 
     def _token(self, text: str, block: bool) -> str:
         self.blocks.append(text)
@@ -670,8 +743,13 @@ class _Rewriter:
             return
         # regexes over the source find the class tokens and ids that name a widget; lexbor selects them
         sel = _boilerplate_selector(*self.attr_values)
-        candidates = doc.query_selector_all(sel).values() if sel else []
+        if not sel:
+            return
+        scope = self._article_body() if _SCOPED_BOILERPLATE else None
+        candidates = (scope or doc).query_selector_all(sel).values()
         for el in candidates:
+            if not doc.contains(el):
+                continue  # inside a widget removed already
             _check_deadline(self.deadline)
             tag = (el.tag or "").lower()
             if tag in ("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td"):
@@ -864,6 +942,17 @@ def _norm_ws(s: str) -> str:
     return " ".join(s.split())
 
 
+_SCOPED_BOILERPLATE = True
+
+
+def _body_selector(rw: "_Rewriter") -> str | None:
+    sel = [f".{c}" for c in _ARTICLE_BODY_CLASSES & rw.class_tokens]
+    sel += [f"#{i}" for i in _ARTICLE_BODY_IDS & rw.attr_values[1]]
+    if "articleBody" in rw.html:
+        sel.append('[itemprop="articleBody"]')
+    return ", ".join(sel) if sel else None
+
+
 def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> str:
     """When the page marks its article body (``_ARTICLE_BODY_CLASSES``/``_IDS``, ``itemprop=articleBody``)
     and that element holds most of the extracted prose, drop the extracted lines that lie outside it
@@ -871,18 +960,10 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
     doc = rw.tree.document
     if doc is None or prose_total < 300:
         return out
-    # build the selector from the names the page uses (a DOM walk only when one is there)
-    sel = [f".{c}" for c in _ARTICLE_BODY_CLASSES & rw.class_tokens]
-    sel += [f"#{i}" for i in _ARTICLE_BODY_IDS & rw.attr_values[1]]
-    if "articleBody" in rw.html:
-        sel.append('[itemprop="articleBody"]')
-    if not sel:
+    rw._article_body()
+    if not rw.body_texts:
         return out
-    bodies = doc.query_selector_all(", ".join(sel)).values()
-    if not bodies:
-        return out
-    texts = [_norm_ws(b.text or "") for b in bodies]
-    body_text = " \n ".join(texts)
+    body_text = " \n ".join(_norm_ws(t) for t in rw.body_texts)
     lines = out.split("\n")
     inside = []
     prose_in = 0
