@@ -135,49 +135,6 @@ def _boilerplate_selector(class_vals: set[str], id_vals: set[str]) -> str | None
     return ", ".join(sel) if sel else None
 
 
-def _widget_regex(words, prefixes, pairs) -> re.Pattern:
-    alts = sorted(words) + [p + r"\w*" for p in prefixes] + list(pairs)
-    return re.compile(r"(?:^|[\s_-])(" + "|".join(alts) + r")(?:$|[\s_-])", re.I)
-
-
-_BOILERPLATE_CLASS_RE = _widget_regex(_WIDGET_WORDS, _WIDGET_PREFIXES, _WIDGET_PAIRS)
-_MAX_BOILERPLATE_BLOCK_CHARS = 4000
-_MIN_ARTICLE_SENTENCES = 5
-
-
-def _sentence_breaks(text: str) -> int:
-    """Rough count of sentence ends in running text (C-speed substring counts)."""
-    return (text.count(". ") + text.count("? ") + text.count("! ") + text.count(".\n") + text.count("。")
-            + text.count("？") + text.count("！"))
-
-
-_NEGATED_TOKEN_RE = re.compile(r"(?:^|\s)no[-_]\S*")
-_LINENO_HINTS = ("linenos", "gutter", "lntd", "lineno", "line-numbers", "hljs-ln", "blob-num", "linenodiv")
-_LINENO_SELECTOR = ("td.linenos, td.gutter, td.gl, td.blob-num, table.lntable td.lntd:first-child, pre.lineno, "
-                    ".linenodiv, .line-numbers-rows, .hljs-ln-numbers, pre .linenos, pre .lnt")
-# literal-prefixed patterns let the regex engine skip ahead quickly; single-quoted attributes are
-# rare enough to be left to resiliparse's own main-content heuristics
-_ATTR_VALUE_RES = (re.compile(r'class="([^"]{0,300})'), re.compile(r'id="([^"]{0,300})'))
-
-
-def _attr_values(html: str) -> tuple[set[str], set[str]]:
-    """The page's distinct double-quoted class values and id values (two regex scans of the source)."""
-    rc, ri = _ATTR_VALUE_RES
-    return set(rc.findall(html)), set(ri.findall(html))
-
-
-def _boilerplate_selector(class_vals: set[str], id_vals: set[str]) -> str | None:
-    """CSS selector for the widget words (``_BOILERPLATE_CLASS_RE``) that occur in some class or id value
-    of the page, e.g. ``[class*="share" i], [id*="share" i]`` (C-speed string and set operations;
-    candidates are re-checked token-wise by the regex)."""
-    joined = (" ".join(class_vals) + " " + " ".join(id_vals)).lower()
-    found = set(joined.replace("_", " ").replace("-", " ").split()) & _WIDGET_WORDS
-    found.update(k for k in _WIDGET_PREFIXES + _WIDGET_PAIRS if k in joined)
-    if not found:
-        return None
-    return ", ".join(f'[class*="{w}" i], [id*="{w}" i]' for w in sorted(found))
-
-
 # ----------------------------------------------------------------------------------------------
 # MathML -> LaTeX
 # ----------------------------------------------------------------------------------------------
