@@ -738,7 +738,13 @@ _CHROME_LINES = frozenset((
     "das könnte sie auch interessieren", "zum seitenanfang", "nach oben", "seite drucken", "drucken",
     "retour en haut", "haut de page", "volver arriba", "torna su", "voltar ao topo", "cookie settings",
     "accept cookies", "accept all cookies", "you may also like", "recommended for you", "advertisement",
-    "anzeige", "publicité", "publicidad", "pubblicità"))
+    "anzeige", "publicité", "publicidad", "pubblicità", "advertising", "advertisement:",
+    "advertisement - continue reading below", "buy photo", "close", "caption", "autoplay", "replay", "next story",
+    "accessibility links", "must watch", "transcript", "related stories", "related tags", "related articles",
+    "related", "latest news posts", "contact author", "menu", "subscribe", "comments", "share", "tweet", "email",
+    "print", "view comments", "show comments", "leave a comment", "load more", "read more", "see more"))
+# gallery counters and number-only lines ("3/31", "2 of 5", "’17", "1"): no letters, not content
+_COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|di)\s+\d+\W*$")
 _CHROME_STRIP = " \t•·|>›»«‹^↑▲-–—*#"
 
 
@@ -762,7 +768,8 @@ def _restore(text: str, rw: _Rewriter) -> str:
     kept = []
     for line in text.split("\n"):
         key = line.strip()
-        if len(key) <= 40 and key.strip(_CHROME_STRIP).lower() in _CHROME_LINES:
+        if len(key) <= 40 and _PH_OPEN not in key and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
+                                                         or _COUNTER_LINE_RE.match(key)):
             continue
         if 20 <= len(key) <= 200 and _PH_OPEN not in key:
             if key in seen:

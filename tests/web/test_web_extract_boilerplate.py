@@ -75,3 +75,15 @@ def test_chrome_lines_only_as_whole_lines():
     text = extract_html(html)
     assert "Scroll back to top of the page" in text
     assert "\nBack to top" not in text
+
+
+def test_number_only_lines_dropped_but_code_and_tables_kept():
+    html = ("<html><body><article><p>The answer printed by the program below is a single number, and the table "
+            "lists the timings we measured on two machines.</p><div class='gallery'><span>3/31</span></div>"
+            "<p>2 of 5</p><pre>42</pre><table><tr><th>n</th><th>ms</th></tr><tr><td>1</td><td>2</td></tr></table>"
+            "<p>That is all there is to it; the rest of the article explains why the number is what it is.</p>"
+            "</article></body></html>")
+    text = extract_html(html)
+    assert "```\n42\n```" in text
+    assert "| 1 | 2 |" in text
+    assert "3/31" not in text and "2 of 5" not in text
