@@ -982,8 +982,13 @@ def extract_html_detailed(html: str | bytes, url: str | None = None, *, main_con
 
 def extract_html(html: str | bytes, url: str | None = None) -> str:
     """Main text of an HTML page as Markdown-ish plain text, keeping code blocks (fenced, verbatim),
-    inline code, math (LaTeX) and tables. Returns "" for empty pages."""
-    return extract_html_detailed(html, url)[0]
+    inline code, math (LaTeX) and tables. Returns "" for empty pages and for pages over a limit (nesting
+    deeper than ``MAX_DEPTH``, over the time limit); ``extract_html_detailed`` raises those as
+    ``ExtractLimitError`` with a reason code (the ``HtmlExtractor`` step records it)."""
+    try:
+        return extract_html_detailed(html, url)[0]
+    except ExtractLimitError:
+        return ""
 
 
 def extract_html_trafilatura(html: str | bytes, url: str | None = None) -> str:

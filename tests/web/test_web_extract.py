@@ -192,7 +192,8 @@ def test_hostile_inputs_do_not_crash():
     # deeper than MAX_DEPTH: a reason, not minutes of parsing (tests/web/test_extract_limits.py)
     deep_div = "<div>" * 5000 + "<p>deep text that is long enough to be content in a page</p>" + "</div>" * 5000
     with pytest.raises(ExtractTooDeep):
-        extract_html(deep_div)
+        extract_html_detailed(deep_div)
+    assert extract_html(deep_div) == ""
     giant_line = "<html><body><article><p>" + ("word " * 400_000) + "</p></article></body></html>"
     assert len(extract_html(giant_line)) > 1_000_000
     unclosed = "<html><body><pre>def f():\n    return 1\n<p>text after an unclosed pre block"
