@@ -132,7 +132,8 @@ def bench_gold_split(split: str, exs: dict, repeats: int, corpora=GOLD_CORPORA):
         for k in exs:
             bad = sum(1 for a, t in zip(f1[k], f1["trafilatura"]) if t > 0.9 and a < 0.5)
             rows.append([f"{corpus} (n={len(pages)}, sites={len({p.group for p in pages})})", k,
-                         statistics.mean(f1[k]), statistics.median(f1[k]), bad, pps[k], ratio[k]])
+                         f"{statistics.mean(f1[k]):.4f}", f"{statistics.median(f1[k]):.4f}", bad, pps[k],
+                         ratio[k]])
         summary[corpus] = {k: {"f1_mean": statistics.mean(f1[k]), "f1_median": statistics.median(f1[k]),
                                "bad": rows[-len(exs) + i][4], "pps": pps[k], "ratio": ratio[k]}
                            for i, k in enumerate(exs)}
@@ -295,7 +296,8 @@ def main() -> None:
               "yes" if share_a >= 0.98 else "NO"]]
     for corpus, s in summary.items():
         a, t = s["assay"], s["trafilatura"]
-        srows.append([f"{corpus} F1 mean", a["f1_mean"], t["f1_mean"], a["f1_mean"] / max(t["f1_mean"], 1e-9),
+        srows.append([f"{corpus} F1 mean", f'{a["f1_mean"]:.4f}', f'{t["f1_mean"]:.4f}',
+                      a["f1_mean"] / max(t["f1_mean"], 1e-9),
                       ">= trafilatura", "yes" if a["f1_mean"] >= t["f1_mean"] else "NO"])
         srows.append([f"{corpus} pages <0.5 where traf >0.9", a["bad"], "-", "-", "0", "yes" if a["bad"] == 0 else "NO"])
         srows.append([f"{corpus} pages/CPU-s", a["pps"], t["pps"], a["ratio"], ">= 5x",

@@ -6,7 +6,11 @@ technical content back:
 
 * ``<pre>`` blocks (and multi-line ``<code>`` blocks) -> fenced Markdown, verbatim, indentation kept,
   language from the class attribute (``language-py``, ``lang-js``, ``brush: cpp``, ``highlight-source-go``,
-  ``sourceCode python``, ``data-lang``); ``<br>`` inside code becomes a newline.
+  ``sourceCode python``, ``data-lang``); ``<br>`` inside code becomes a newline. Line-number gutters
+  (Pygments/Sphinx/MkDocs ``td.linenos``, Rouge ``td.gutter``, Hugo/Chroma ``table.lntable``, GitHub
+  ``td.blob-num``) are dropped; a code ``<figure>`` (Jekyll/GitHub Pages ``figure.highlight``, which the
+  main-content extractor would drop) is replaced by its block. tests/web/test_code_markup.py has one
+  test per generator.
 * inline ``<code>/<kbd>/<samp>/<tt>`` -> ``` `x` ``` inline.
 * math -> LaTeX: ``<math>`` (``annotation encoding="application/x-tex"`` when present, otherwise a
   MathML -> LaTeX conversion), MathJax ``<script type="math/tex">`` (mode=display), KaTeX
@@ -15,11 +19,29 @@ technical content back:
   Inline math is ``$...$``, display math ``$$...$$`` on its own line. Rendered duplicates
   (MathJax preview/HTML-CSS output, KaTeX HTML) are dropped.
 * data tables -> Markdown pipe rows; layout tables are left to the extractor.
-* boilerplate: blocks whose class/id names a widget (cookie/consent banners, share/social bars,
-  newsletter/subscribe boxes, related/trending lists, captions/credits, comments, ads, pagination)
-  are removed before extraction (never when they hold code, math, an article or much text);
-  navigation, headers, footers and sidebars are removed by resiliparse's main-content heuristics;
-  repeated short lines (captions, teaser copies) are dropped after the first occurrence.
+* boilerplate, in four layers:
+  1. blocks whose class/id names a widget (``_WIDGET_WORDS``: cookie/consent banners, share bars,
+     newsletter/sign-in boxes, related/recommended lists, captions, comments, ads, pagination, headers,
+     footers, nav bars incl. DocBook's ``navheader``/``navfooter``) are removed before extraction, never
+     when they hold code, math, an ``<h1>``, over 4,000 characters or running prose (5+ sentences), nor
+     when the name is negated (``no-share``); when the page marks its article body the search runs
+     inside it only (everything outside is handled by 3.);
+  2. resiliparse's main-content extractor;
+  3. when the page marks its article body (``itemprop=articleBody``, ``.entry-content``,
+     ``.article-body``, ... ``_ARTICLE_BODY_CLASSES``) and that holds 70%+ of the extracted prose, lines
+     outside it go (galleries, teaser lists, sign-up boxes around the story); the ``<h1>`` stays;
+  4. whole lines that are chrome anywhere (``_CHROME_LINES``: "Skip to main content", "Back to top",
+     "Rezept drucken", "Diese Seite teilen", gallery counters "3/31", number-only lines) and repeated
+     short lines are dropped.
+  When the main-content extractor kept little prose (it sometimes drops the story and keeps the menus),
+  the densest prose region of the full page is taken instead (``_densest_prose_span``).
+  An optional line classifier (``block_filter=True``, ``assay.stages.web.blocks``) is off by default.
+* limits: tag nesting deeper than ``MAX_DEPTH`` (checked in linear time before parsing; lexbor and the
+  main-content pass are quadratic in depth) -> ``ExtractTooDeep`` (``web_extract_too_deep``); a
+  per-document time limit checked between stages and inside the DOM loops -> ``ExtractTimeout``
+  (``web_extract_timeout``).
+
+Measured on held-out sites (benchmarks/bench_web.py, test split of ir_chaos, scrapinghub, readability).
 
 ``HtmlExtractor`` is the datatrove step (backend ``resiliparse`` or ``trafilatura``).
 """
