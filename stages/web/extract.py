@@ -784,7 +784,9 @@ def _restore(text: str, rw: _Rewriter) -> str:
             return "\n\n" + _PH_OPEN + m.group(1) + _PH_CLOSE + "\n\n"
         return m.group(0)
 
-    text = _PH_RE.sub(sub_block, text)
+    has_ph = _PH_OPEN in text
+    if has_ph:
+        text = _PH_RE.sub(sub_block, text)
     # drop repeated short lines (image captions, teaser copies); code is in placeholders
     seen: set[str] = set()
     kept = []
@@ -799,11 +801,18 @@ def _restore(text: str, rw: _Rewriter) -> str:
             seen.add(key)
         kept.append(line)
     text = "\n".join(kept)
-    text = re.sub(r"[ \t]+\n", "\n", text)
-    text = re.sub(r"\n[ \t]*(?=" + _PH_OPEN + ")", "\n", text)
-    text = re.sub(r"\n{3,}", "\n\n", text)
-    text = _PH_RE.sub(sub, text)
+    text = _TRAILING_WS_RE.sub("\n", text)
+    if has_ph:
+        text = _PH_INDENT_RE.sub("\n", text)
+    text = _BLANK_RUN_RE.sub("\n\n", text)
+    if has_ph:
+        text = _PH_RE.sub(sub, text)
     return text.strip()
+
+
+_TRAILING_WS_RE = re.compile(r"[ \t]+\n")
+_PH_INDENT_RE = re.compile(r"\n[ \t]*(?=" + _PH_OPEN + ")")
+_BLANK_RUN_RE = re.compile(r"\n{3,}")
 
 
 def _has_placeholder(line: str) -> bool:
@@ -934,7 +943,7 @@ _SCOPED_BOILERPLATE = True
 def _body_selector(rw: "_Rewriter") -> str | None:
     sel = [f".{c}" for c in _ARTICLE_BODY_CLASSES & rw.class_tokens]
     sel += [f"#{i}" for i in _ARTICLE_BODY_IDS & rw.attr_values[1]]
-    if "articleBody" in rw.html:
+    if not sel and "articleBody" in rw.html:  # schema.org microdata (one page scan, only when needed)
         sel.append('[itemprop="articleBody"]')
     return ", ".join(sel) if sel else None
 
