@@ -338,9 +338,9 @@ def _clean_tex(tex: str) -> str:
 # Blink's HTML parser stops nesting at 512 levels (kMaximumHTMLParserDOMTreeDepth); lexbor's tree builder
 # and resiliparse's main-content pass are quadratic in depth (100,000 nested <div> never finish).
 MAX_DEPTH = 512
-# pages with fewer tags than this are not checked: whatever their depth they parse and extract in well
-# under a second (2,000 nested <div>: ~0.2 s), and most real pages are below it, so the check costs nothing
-_DEPTH_CHECK_MIN_TAGS = 2000
+# pages with fewer tags than this are not checked: whatever their depth they parse and extract in about a
+# second at worst (4,000 nested <div>: ~0.8 s), and most real pages are below it, so the check costs nothing
+_DEPTH_CHECK_MIN_TAGS = 4000
 DEFAULT_TIME_LIMIT_S = 20.0
 
 
@@ -888,7 +888,7 @@ def _is_prose(line: str) -> bool:
     s = line.strip()
     if len(s) < 40 or _PH_OPEN in s:
         return False
-    if s.count(" ") < 9 and len(_CJK_CHAR_RE.findall(s)) < 40:
+    if s.count(" ") < 9 and (s.isascii() or len(_CJK_CHAR_RE.findall(s)) < 40):
         return False
     return _SENTENCE_END_RE.search(s) is not None
 
@@ -930,6 +930,7 @@ _ARTICLE_BODY_CLASSES = frozenset((
     "post-entry", "td-post-content", "c-entry-content", "field-name-body", "body-text", "content-body",
     "article-body-text", "caas-body", "zn-body__paragraph"))
 _ARTICLE_BODY_IDS = frozenset(("article-body", "articleBody", "story-body"))
+_BULLET_STARTS = frozenset("•-*·0123456789")
 _BULLET_PREFIX_RE = re.compile(r"^\s*(?:[•\-*·]|\d{1,3}[.)])\s+")
 
 
@@ -963,7 +964,11 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
     inside = []
     prose_in = 0
     for ln in lines:
-        key = _norm_ws(_BULLET_PREFIX_RE.sub("", ln))
+        st = ln.lstrip()
+        if not st:
+            inside.append(False)
+            continue
+        key = _norm_ws(_BULLET_PREFIX_RE.sub("", st) if st[0] in _BULLET_STARTS else st)
         ok = bool(key) and key in body_text
         inside.append(ok)
         if ok and _is_prose(ln):
