@@ -435,7 +435,7 @@ class _Rewriter:
         self.deadline = deadline
         self._tables: list | None = None
         self._body = False  # not looked up yet
-        self.body_texts: list[str] = []  # text of every marked article-body element
+        self.body_elements: list = []  # every marked article-body element
         self.attr_values = _attr_values(html) if html else (set(), set())
         self.attr_text = " ".join(self.attr_values[0])
         self.class_tokens = set(self.attr_text.split())
@@ -459,7 +459,7 @@ class _Rewriter:
             best, best_text = None, ""
             for b in doc.query_selector_all(sel).values():
                 t = b.text or ""
-                self.body_texts.append(t)
+                self.body_elements.append(b)
                 if len(t) > len(best_text):
                     best, best_text = b, t
             if best is not None and len(best_text) >= 800 and _sentence_breaks(best_text) >= 5:
@@ -957,9 +957,11 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
     if doc is None or prose_total < 300:
         return out
     rw._article_body()
-    if not rw.body_texts:
+    # read the bodies' text now, after the rewrite (inline code in backticks, placeholders), as extracted
+    texts = [b.text or "" for b in rw.body_elements if doc.contains(b)]
+    if not texts:
         return out
-    body_text = " \n ".join(_norm_ws(t) for t in rw.body_texts)
+    body_text = " \n ".join(_norm_ws(t) for t in texts)
     lines = out.split("\n")
     inside = []
     prose_in = 0

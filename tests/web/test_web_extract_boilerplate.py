@@ -121,3 +121,16 @@ def test_story_kept_where_main_content_lost_it(shared_data):
     ("js-pagination", "no-share") and came out with F1 0.07 and 0.27; trafilatura scores 0.93 / 0.98."""
     assert _f1_of(shared_data, "affair_4") > 0.8
     assert _f1_of(shared_data, "affair_5") > 0.8
+
+
+def test_body_restriction_keeps_inline_code_and_math_lines():
+    """The body's text is read after the rewrite, so lines with `code` and $math$ still match it."""
+    story = "".join(f"<p>Paragraph {i} of the tutorial explains one more step of the set-up in some detail, "
+                    f"with the commands and numbers the reader needs.</p>" for i in range(6))
+    html = ("<html><body><h1>Set-up</h1><div class='share-bar'>Share</div><div class='entry-content'>" + story +
+            "<p>Call <code>foo(x)</code> to start the process and then wait for the result to arrive.</p>"
+            "<p>The cost is <math><mi>x</mi></math> per item in the list we built above today.</p></div>"
+            "<ul class='more'><li>Other post one</li><li>Other post two</li></ul></body></html>")
+    text = extract_html(html)
+    assert "Call `foo(x)` to start the process" in text
+    assert "The cost is $x$ per item" in text
