@@ -6,7 +6,11 @@ technical content back:
 
 * ``<pre>`` blocks (and multi-line ``<code>`` blocks) -> fenced Markdown, verbatim, indentation kept,
   language from the class attribute (``language-py``, ``lang-js``, ``brush: cpp``, ``highlight-source-go``,
-  ``sourceCode python``, ``data-lang``); ``<br>`` inside code becomes a newline.
+  ``sourceCode python``, ``data-lang``); ``<br>`` inside code becomes a newline. Line-number gutters
+  (Pygments/Sphinx/MkDocs ``td.linenos``, Rouge ``td.gutter``, Hugo/Chroma ``table.lntable``, GitHub
+  ``td.blob-num``) are dropped; a code ``<figure>`` (Jekyll/GitHub Pages ``figure.highlight``, which the
+  main-content extractor would drop) is replaced by its block. tests/web/test_code_markup.py has one
+  test per generator.
 * inline ``<code>/<kbd>/<samp>/<tt>`` -> ``` `x` ``` inline.
 * math -> LaTeX: ``<math>`` (``annotation encoding="application/x-tex"`` when present, otherwise a
   MathML -> LaTeX conversion), MathJax ``<script type="math/tex">`` (mode=display), KaTeX
@@ -15,11 +19,29 @@ technical content back:
   Inline math is ``$...$``, display math ``$$...$$`` on its own line. Rendered duplicates
   (MathJax preview/HTML-CSS output, KaTeX HTML) are dropped.
 * data tables -> Markdown pipe rows; layout tables are left to the extractor.
-* boilerplate: blocks whose class/id names a widget (cookie/consent banners, share/social bars,
-  newsletter/subscribe boxes, related/trending lists, captions/credits, comments, ads, pagination)
-  are removed before extraction (never when they hold code, math, an article or much text);
-  navigation, headers, footers and sidebars are removed by resiliparse's main-content heuristics;
-  repeated short lines (captions, teaser copies) are dropped after the first occurrence.
+* boilerplate, in four layers:
+  1. blocks whose class/id names a widget (``_WIDGET_WORDS``: cookie/consent banners, share bars,
+     newsletter/sign-in boxes, related/recommended lists, captions, comments, ads, pagination, headers,
+     footers, nav bars incl. DocBook's ``navheader``/``navfooter``) are removed before extraction, never
+     when they hold code, math, an ``<h1>``, over 4,000 characters or running prose (5+ sentences), nor
+     when the name is negated (``no-share``); when the page marks its article body the search runs
+     inside it only (everything outside is handled by 3.);
+  2. resiliparse's main-content extractor;
+  3. when the page marks its article body (``itemprop=articleBody``, ``.entry-content``,
+     ``.article-body``, ... ``_ARTICLE_BODY_CLASSES``) and that holds 70%+ of the extracted prose, lines
+     outside it go (galleries, teaser lists, sign-up boxes around the story); the ``<h1>`` stays;
+  4. whole lines that are chrome anywhere (``_CHROME_LINES``: "Skip to main content", "Back to top",
+     "Rezept drucken", "Diese Seite teilen", gallery counters "3/31", number-only lines) and repeated
+     short lines are dropped.
+  When the main-content extractor kept little prose (it sometimes drops the story and keeps the menus),
+  the densest prose region of the full page is taken instead (``_densest_prose_span``).
+  An optional line classifier (``block_filter=True``, ``assay.stages.web.blocks``) is off by default.
+* limits: tag nesting deeper than ``MAX_DEPTH`` (checked in linear time before parsing; lexbor and the
+  main-content pass are quadratic in depth) -> ``ExtractTooDeep`` (``web_extract_too_deep``); a
+  per-document time limit checked between stages and inside the DOM loops -> ``ExtractTimeout``
+  (``web_extract_timeout``).
+
+Measured on held-out sites (benchmarks/bench_web.py, test split of ir_chaos, scrapinghub, readability).
 
 ``HtmlExtractor`` is the datatrove step (backend ``resiliparse`` or ``trafilatura``).
 """
@@ -27,16 +49,20 @@ technical content back:
 from __future__ import annotations
 
 import re
+import time
 from typing import TYPE_CHECKING
 
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
+
+from assay.stages.web.blocks import filter_lines, strip_marks
 
 if TYPE_CHECKING:  # pragma: no cover
     from resiliparse.parse.html import HTMLTree
 
 _PH_OPEN, _PH_CLOSE = "\ue000", "\ue001"
 _PH_RE = re.compile(_PH_OPEN + r"(\d+)" + _PH_CLOSE)
+_PRIVATE_RE = re.compile("[\ue000-\ue003]")  # placeholder and link-mark characters
 
 # "language-x", "lang-x", "brush: x", "highlight-source-x" name a language; weaker prefixes
 # ("code-", "highlight-", "syntax-", "hljs-") only count when the value is a known language
@@ -64,34 +90,72 @@ _IMG_MATH_SELECTOR = ", ".join(
     + ['img[alt*="\\\\"]', 'img[alt*="^{"]', 'img[alt*="_{"]'])
 _MATH_CLASS_RE = re.compile(r"(^|[\s_-])(tex|latex|math|equation|formula|mwe-math)", re.I)
 
-_BOILERPLATE_CLASS_RE = re.compile(
-    r"(?:^|[\s_-])(share|sharing|social|newsletter|subscribe|subscription|related|promo|breadcrumbs?|byline|"
-    r"caption|credits?|sponsor(?:ed)?|advert\w*|ads|comments?|disqus|popup|modal|signup|toolbar|pagination|pager|"
-    r"cookie\w*|consent|gdpr|outbrain|taboola|recirc|more-stories|read-more|trending|most-popular|onetrust\w*)"
-    r"(?:$|[\s_-])",
-    re.I)
-_BOILERPLATE_KEYWORDS = ("share", "social", "newsletter", "subscri", "related", "promo", "breadcrumb", "byline",
-                         "caption", "credit", "sponsor", "advert", "ads", "comment", "disqus", "popup", "modal",
-                         "signup", "toolbar", "paginat", "pager", "cookie", "consent", "gdpr", "outbrain",
-                         "taboola", "recirc", "more-stories", "read-more", "trending", "most-popular",
-                         "onetrust")
+# class/id words that name a widget: whole words, word prefixes, hyphenated pairs
+_WIDGET_WORDS = frozenset(
+    "share sharing social newsletter subscribe subscription related promo breadcrumb breadcrumbs byline caption "
+    "credit credits sponsor sponsored ads comment comments disqus popup modal signup toolbar pagination pager "
+    "consent gdpr outbrain taboola recirc trending "
+    # added after a one-word-at-a-time search on the train+dev splits of the three gold corpora (each kept
+    # only if mean page F1 did not drop); navheader/navfooter are DocBook's Prev/Up/Home/Next bars
+    "header footer masthead nav navigation navheader navfooter author bio video print feed banner cta skip "
+    "tools feedback login signin recommended recommendations".split())
+_WIDGET_PREFIXES = ("advert", "cookie", "onetrust")
+_WIDGET_PAIRS = ("more-stories", "read-more", "most-popular", "back-to-top", "backtotop", "scroll-to-top")
+
+
+
+
+def _widget_regex(words, prefixes, pairs) -> re.Pattern:
+    alts = sorted(words) + [p + r"\w*" for p in prefixes] + list(pairs)
+    return re.compile(r"(?:^|[\s_-])(" + "|".join(alts) + r")(?:$|[\s_-])", re.I)
+
+
+_BOILERPLATE_CLASS_RE = _widget_regex(_WIDGET_WORDS, _WIDGET_PREFIXES, _WIDGET_PAIRS)
 _MAX_BOILERPLATE_BLOCK_CHARS = 4000
+_MIN_ARTICLE_SENTENCES = 5
+
+
+def _sentence_breaks(text: str) -> int:
+    """Rough count of sentence ends in running text (C-speed substring counts)."""
+    return (text.count(". ") + text.count("? ") + text.count("! ") + text.count(".\n") + text.count("。")
+            + text.count("？") + text.count("！"))
+
+
+_NEGATED_TOKEN_RE = re.compile(r"(?:^|\s)no[-_]\S*")
+_LINENO_HINTS = ("linenos", "gutter", "lntd", "lineno", "line-numbers", "hljs-ln", "blob-num", "linenodiv")
+_LINENO_SELECTOR = ("td.linenos, td.gutter, td.gl, td.blob-num, table.lntable td.lntd:first-child, pre.lineno, "
+                    ".linenodiv, .line-numbers-rows, .hljs-ln-numbers, pre .linenos, pre .lnt")
 # literal-prefixed patterns let the regex engine skip ahead quickly; single-quoted attributes are
 # rare enough to be left to resiliparse's own main-content heuristics
 _ATTR_VALUE_RES = (re.compile(r'class="([^"]{0,300})'), re.compile(r'id="([^"]{0,300})'))
 
 
-def _boilerplate_prefilter(html: str) -> str | None:
-    """CSS selector for only those boilerplate keywords that occur in some class/id value of the
-    page source (two regex scans instead of ~60 attribute selectors over the DOM)."""
-    vals = []
-    for rx in _ATTR_VALUE_RES:
-        vals += rx.findall(html)
-    joined = " ".join(vals).lower()
-    found = [k for k in _BOILERPLATE_KEYWORDS if k in joined]
-    if not found:
-        return None
-    return ", ".join(f'[class*="{k}" i], [id*="{k}" i]' for k in sorted(found))
+def _attr_values(html: str) -> tuple[set[str], set[str]]:
+    """The page's distinct double-quoted class values and id values (two regex scans of the source)."""
+    rc, ri = _ATTR_VALUE_RES
+    return set(rc.findall(html)), set(ri.findall(html))
+
+
+def _widget_words_in(values: set[str]) -> tuple[str, set[str]]:
+    """(the values joined, the widget words that occur in them, lower-cased)."""
+    joined = " ".join(values)
+    low = joined.lower()
+    found = set(low.replace("_", " ").replace("-", " ").split()) & _WIDGET_WORDS
+    found.update(k for k in _WIDGET_PREFIXES + _WIDGET_PAIRS if k in low)
+    return joined, found
+
+
+def _boilerplate_selector(class_vals: set[str], id_vals: set[str]) -> str | None:
+    """CSS selector for the widget words (``_BOILERPLATE_CLASS_RE``) that occur in the page's class values
+    (``[class*="share"]``) and id values (``[id*="share"]``); case-insensitive only for a word the page
+    spells with capitals alone. lexbor's cost grows with the number of alternatives, so each word is asked
+    only of the attribute it occurs in; candidates are re-checked token-wise by the regex."""
+    sel = []
+    for attr, vals in (("class", class_vals), ("id", id_vals)):
+        joined, found = _widget_words_in(vals)
+        sel += [f'[{attr}*="{w}"]' if w in joined else f'[{attr}*="{w}" i]' for w in sorted(found)]
+    return ", ".join(sel) if sel else None
+
 
 # ----------------------------------------------------------------------------------------------
 # MathML -> LaTeX
@@ -269,11 +333,112 @@ def _clean_tex(tex: str) -> str:
 
 
 # ----------------------------------------------------------------------------------------------
+# limits: nesting depth (checked before parsing) and a per-document time limit
+# ----------------------------------------------------------------------------------------------
+# Blink's HTML parser stops nesting at 512 levels (kMaximumHTMLParserDOMTreeDepth); lexbor's tree builder
+# and resiliparse's main-content pass are quadratic in depth (100,000 nested <div> never finish).
+MAX_DEPTH = 512
+# pages with fewer tags than this are not checked: whatever their depth they parse and extract in about a
+# second at worst (4,000 nested <div>: ~0.8 s), and most real pages are below it, so the check costs nothing
+_DEPTH_CHECK_MIN_TAGS = 4000
+DEFAULT_TIME_LIMIT_S = 20.0
+
+
+class ExtractLimitError(Exception):
+    """A document over an extraction limit; ``reason`` is its reject reason code."""
+
+    reason = "web_extract_limit"
+
+
+class ExtractTooDeep(ExtractLimitError):
+    reason = "web_extract_too_deep"
+
+
+class ExtractTimeout(ExtractLimitError):
+    reason = "web_extract_timeout"
+
+
+_TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]{0,30})")
+_RAWTEXT = frozenset(("script", "style", "textarea", "title", "xmp", "plaintext", "noscript"))
+_RAWTEXT_END = {n: re.compile("</" + n, re.I) for n in _RAWTEXT}
+_SELF_CLOSING_SIBLINGS = frozenset(("p", "li", "dt", "dd", "option", "tr", "td", "th", "rt", "rp"))
+_CLOSES_P = frozenset("address article aside blockquote div dl fieldset footer form h1 h2 h3 h4 h5 h6 header hr "
+                      "main nav ol p pre section table ul".split())
+_VOID = frozenset("area base br col embed hr img input link meta param source track wbr basefont bgsound frame "
+                  "keygen image isindex nextid".split())
+
+
+def nesting_depth_exceeds(html: str, limit: int = MAX_DEPTH) -> bool:
+    """True when the tag nesting of ``html`` may exceed ``limit`` (pages with at most
+    ``_DEPTH_CHECK_MIN_TAGS`` "<" are never flagged), in linear time. A vectorised upper bound
+    (every ``<x`` +1, every ``</`` -1, running maximum) clears ordinary pages in well under a millisecond;
+    only pages over it get an exact stack scan (void elements skipped, closing tags pop to their match)."""
+    import numpy as np
+
+    if html.count("<") <= max(limit, _DEPTH_CHECK_MIN_TAGS):
+        return False
+    raw = np.frombuffer(html.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    lt = np.flatnonzero(raw[:-3] == 60)  # '<'
+    c1, c2, c3 = (raw[lt + k] | 32 for k in (1, 2, 3))  # lower-cased bytes after '<'
+    step = np.ones(len(lt), np.int8)
+    step[c1 == 47] = -1  # '</'
+    # tags that never nest, not counted: <!-- and <!doctype, <br>, <img>, <hr>, <meta>, <p>, <li>/<link>
+    # and the closing </p>, </li> (an open <p>/<li> is closed by its next sibling)
+    step[(c1 == 33) | (c1 == 98) & (c2 == 114) | (c1 == 105) & (c2 == 109) | (c1 == 104) & (c2 == 114)
+         | (c1 == 109) & (c2 == 101) & (c3 == 116) | (c1 == 112) & ((c2 == 32) | (c2 == 62))
+         | (c1 == 108) & (c2 == 105) | (c1 == 47) & ((c2 == 112) & ((c3 == 62) | (c3 == 32)) | (c2 == 108) & (c3 == 105))] = 0
+    if int(np.cumsum(step, dtype=np.int32).max()) <= limit:
+        return False
+    stack: list[str] = []
+    open_count: dict[str, int] = {}
+    pos = 0
+    while True:
+        m = _TAG_RE.search(html, pos)
+        if m is None:
+            return False
+        pos = m.end()
+        name = m.group(2).lower()
+        if m.group(1):
+            if open_count.get(name):  # pop to the matching opening (amortised O(1) per tag)
+                while True:
+                    top = stack.pop()
+                    open_count[top] -= 1
+                    if top == name:
+                        break
+            continue
+        if name in _VOID:
+            continue
+        if name in _RAWTEXT:  # script/style bodies are text, not tags
+            end = _RAWTEXT_END[name].search(html, pos)
+            pos = len(html) if end is None else end.start()
+            continue
+        if stack and (stack[-1] == name and name in _SELF_CLOSING_SIBLINGS
+                      or stack[-1] == "p" and name in _CLOSES_P):
+            open_count[stack.pop()] -= 1
+        stack.append(name)
+        open_count[name] = open_count.get(name, 0) + 1
+        if len(stack) > limit:
+            return True
+
+
+def _check_deadline(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise ExtractTimeout("extraction exceeded its time limit")
+
+
+# ----------------------------------------------------------------------------------------------
 # DOM rewriting
 # ----------------------------------------------------------------------------------------------
 class _Rewriter:
-    def __init__(self, tree: "HTMLTree", html: str = ""):
+    def __init__(self, tree: "HTMLTree", html: str = "", deadline: float | None = None):
         self.tree = tree
+        self.deadline = deadline
+        self._tables: list | None = None
+        self._body = False  # not looked up yet
+        self.body_elements: list = []  # every marked article-body element
+        self.attr_values = _attr_values(html) if html else (set(), set())
+        self.attr_text = " ".join(self.attr_values[0])
+        self.class_tokens = set(self.attr_text.split())
         self.html = html
         self.blocks: list[str] = []  # placeholder index -> final text
         self.is_block: list[bool] = []
@@ -281,6 +446,25 @@ class _Rewriter:
         self.n_inline_code = 0
         self.n_math = 0
         self.n_tables = 0
+
+    def _article_body(self):
+        """The page's marked article body (largest ``_ARTICLE_BODY_*`` element with at least 800 characters
+        and 5 sentences), or None. Cached: boilerplate removal and the body restriction share it."""
+        if self._body is not False:
+            return self._body
+        self._body = None
+        doc = self.tree.document
+        sel = _body_selector(self) if doc is not None else None
+        if sel:
+            best, best_text = None, ""
+            for b in doc.query_selector_all(sel).values():
+                t = b.text or ""
+                self.body_elements.append(b)
+                if len(t) > len(best_text):
+                    best, best_text = b, t
+            if best is not None and len(best_text) >= 800 and _sentence_breaks(best_text) >= 5:
+                self._body = best
+        return self._body
 
     def _token(self, text: str, block: bool) -> str:
         self.blocks.append(text)
@@ -310,7 +494,7 @@ class _Rewriter:
         html = self.html
         # cheap source checks skip DOM queries for markup the page does not contain; every math
         # markup handled here (math/tex scripts, katex-mathml, mjx-math, mwe-math, <math>) spells "math"
-        any_math = not html or "math" in html or "<MATH" in html
+        any_math = not html or "math" in html  # lexbor lower-cases tags; an upper-case-only page is rare
         has = (lambda needle: any_math and needle in html) if html else (lambda needle: True)
         scripts = body.query_selector_all(
             'script[type^="math/tex" i], script[type^="math/asciimath" i]').values() if has("math/") else []
@@ -413,11 +597,28 @@ class _Rewriter:
             lines.pop()
         return "\n".join(line.rstrip() for line in lines)
 
+    def _drop_line_numbers(self, doc) -> None:
+        """Remove line-number gutters that sit outside the code's own <pre>: Pygments/Sphinx/MkDocs
+        ``table.highlighttable td.linenos``, Rouge/Jekyll ``td.gutter``/``pre.lineno``, Hugo/Chroma
+        ``table.lntable`` (first ``td.lntd``), GitHub blob ``td.blob-num``, highlight.js line numbers."""
+        if not any(k in self.attr_text for k in _LINENO_HINTS):
+            return
+        for g in doc.query_selector_all(_LINENO_SELECTOR).values():
+            if doc.contains(g):
+                g.decompose()
+
     def code(self) -> None:
         doc = self.tree.document
         if doc is None:
             return
-        for pre in doc.query_selector_all("pre").values():
+        self._drop_line_numbers(doc)
+        # one DOM walk for code blocks, inline code and tables (each walk costs about as much as the rest)
+        pres, inline, self._tables = [], [], []
+        for el in doc.query_selector_all("pre, code, kbd, samp, tt, table").values():
+            tag = el.tag
+            (pres if tag == "pre" else self._tables if tag == "table" else inline).append(el)
+        for pre in pres:
+            _check_deadline(self.deadline)
             if not doc.contains(pre):
                 continue  # nested <pre> already consumed by its outer block
             if pre.parent is not None and hasattr(pre.parent, "closest") and pre.parent.closest("pre") is not None:
@@ -434,7 +635,18 @@ class _Rewriter:
             tok = self._token(f"{fence}{lang}\n{code}\n{fence}", True)
             # keep a <pre> element so the extractor still sees a block
             pre.inner_text = tok
-        for c in doc.query_selector_all("code, kbd, samp, tt").values():
+            # resiliparse's main-content extractor drops <figure> (Jekyll/GitHub Pages wrap code in
+            # <figure class="highlight">): put the block in the figure's place
+            fig = pre.closest("figure")
+            if fig is not None and fig.query_selector("img, video, picture, svg") is None:
+                repl = self.tree.create_element("pre")
+                repl.append_child(self.tree.create_text_node(tok))
+                try:
+                    fig.replace_with(repl)
+                except Exception:  # noqa: BLE001 - detached nodes etc.
+                    pass
+        for c in inline:
+            _check_deadline(self.deadline)
             if not doc.contains(c) or c.closest("pre") is not None:
                 continue
             if c.parent is not None and hasattr(c.parent, "closest") and c.parent.closest("code, kbd, samp, tt") is not None:
@@ -462,8 +674,10 @@ class _Rewriter:
         doc = self.tree.document
         if doc is None:
             return
-        for t in doc.query_selector_all("table").values():
-            if t.parent is None:
+        tables = self._tables if self._tables is not None else doc.query_selector_all("table").values()
+        for t in tables:
+            _check_deadline(self.deadline)
+            if t.parent is None or not doc.contains(t):
                 continue
             if t.query_selector("table, pre, ul, ol, form, iframe") is not None:
                 continue  # layout table: let the extractor linearise it
@@ -506,25 +720,54 @@ class _Rewriter:
         doc = self.tree.document
         if doc is None:
             return
-        # a regex over the source finds the keywords present; lexbor selects those candidates in C;
-        # the token regex then checks whole class/id tokens
-        prefilter = _boilerplate_prefilter(self.html) if self.html else None
-        candidates = doc.query_selector_all(prefilter).values() if prefilter else []
+        # regexes over the source find the class tokens and ids that name a widget; lexbor selects them
+        sel = _boilerplate_selector(*self.attr_values)
+        if not sel:
+            return
+        scope = self._article_body() if _SCOPED_BOILERPLATE else None
+        candidates = (scope or doc).query_selector_all(sel).values()
         for el in candidates:
+            if not doc.contains(el):
+                continue  # inside a widget removed already
+            _check_deadline(self.deadline)
             tag = (el.tag or "").lower()
             if tag in ("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td"):
                 continue
             key = (el.getattr("class") or "") + " " + (el.getattr("id") or "")
+            if "no" in key:
+                key = _NEGATED_TOKEN_RE.sub(" ", key)  # "no-share", "no_comments": content without widgets
             if not _BOILERPLATE_CLASS_RE.search(key):
                 continue
             if not doc.contains(el) or el.closest("pre, code, math") is not None:
                 continue  # detached already, or syntax-highlighting spans such as "token comment"
             if el.query_selector("pre, math, article, main, h1") is not None:
                 continue
-            # a block holding a lot of text is more likely a wrapper around the article than a widget
-            if len(el.text or "") > _MAX_BOILERPLATE_BLOCK_CHARS:
+            # a block holding a lot of text, or running prose, is more likely a wrapper around the article
+            # (e.g. "js-pagination", id="read-more") than a widget
+            txt = el.text or ""
+            if len(txt) > _MAX_BOILERPLATE_BLOCK_CHARS:
+                continue
+            if len(txt) >= 600 and _sentence_breaks(txt) >= _MIN_ARTICLE_SENTENCES:
                 continue
             el.decompose()
+
+
+# whole lines that are page chrome in any context (issue 17's snippets among them); only exact lines go
+_CHROME_LINES = frozenset((
+    "skip to main content", "skip to content", "skip to navigation", "skip navigation", "jump to navigation",
+    "jump to search", "back to top", "to top", "top of page", "scroll to top", "print recipe", "print this page",
+    "share this page", "share this article", "share this", "rezept drucken", "diese seite teilen",
+    "das könnte sie auch interessieren", "zum seitenanfang", "nach oben", "seite drucken", "drucken",
+    "retour en haut", "haut de page", "volver arriba", "torna su", "voltar ao topo", "cookie settings",
+    "accept cookies", "accept all cookies", "you may also like", "recommended for you", "advertisement",
+    "anzeige", "publicité", "publicidad", "pubblicità", "advertising", "advertisement:",
+    "advertisement - continue reading below", "buy photo", "close", "caption", "autoplay", "replay", "next story",
+    "accessibility links", "must watch", "transcript", "related stories", "related tags", "related articles",
+    "related", "latest news posts", "contact author", "menu", "subscribe", "comments", "share", "tweet", "email",
+    "print", "view comments", "show comments", "leave a comment", "load more", "read more", "see more"))
+# gallery counters and number-only lines ("3/31", "2 of 5", "’17", "1"): no letters, not content
+_COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|di)\s+\d+\W*$")
+_CHROME_STRIP = " \t•·|>›»«‹^↑▲-–—*#"
 
 
 def _restore(text: str, rw: _Rewriter) -> str:
@@ -541,23 +784,39 @@ def _restore(text: str, rw: _Rewriter) -> str:
             return "\n\n" + _PH_OPEN + m.group(1) + _PH_CLOSE + "\n\n"
         return m.group(0)
 
-    text = _PH_RE.sub(sub_block, text)
+    has_ph = _PH_OPEN in text
+    if has_ph:
+        text = _PH_RE.sub(sub_block, text)
     # drop repeated short lines (image captions, teaser copies); code is in placeholders
     seen: set[str] = set()
     kept = []
     for line in text.split("\n"):
         key = line.strip()
+        if len(key) <= 40 and _PH_OPEN not in key and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
+                                                         or _COUNTER_LINE_RE.match(key)):
+            continue
         if 20 <= len(key) <= 200 and _PH_OPEN not in key:
             if key in seen:
                 continue
             seen.add(key)
         kept.append(line)
     text = "\n".join(kept)
-    text = re.sub(r"[ \t]+\n", "\n", text)
-    text = re.sub(r"\n[ \t]*(?=" + _PH_OPEN + ")", "\n", text)
-    text = re.sub(r"\n{3,}", "\n\n", text)
-    text = _PH_RE.sub(sub, text)
+    text = _TRAILING_WS_RE.sub("\n", text)
+    if has_ph:
+        text = _PH_INDENT_RE.sub("\n", text)
+    text = _BLANK_RUN_RE.sub("\n\n", text)
+    if has_ph:
+        text = _PH_RE.sub(sub, text)
     return text.strip()
+
+
+_TRAILING_WS_RE = re.compile(r"[ \t]+\n")
+_PH_INDENT_RE = re.compile(r"\n[ \t]*(?=" + _PH_OPEN + ")")
+_BLANK_RUN_RE = re.compile(r"\n{3,}")
+
+
+def _has_placeholder(line: str) -> bool:
+    return _PH_OPEN in line
 
 
 def _to_str(html: str | bytes) -> str:
@@ -571,35 +830,184 @@ def _to_str(html: str | bytes) -> str:
     return html
 
 
-def extract_html_detailed(html: str | bytes, url: str | None = None, *,
-                          main_content: bool = True) -> tuple[str, dict]:
-    """``extract_html`` plus counters ``{"n_code_blocks", "n_inline_code", "n_math", "n_tables"}``."""
+_EMPTY_STATS = {"n_code_blocks": 0, "n_inline_code": 0, "n_math": 0, "n_tables": 0}
+
+
+def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | None = None):
+    """Parse, rewrite and extract: ``(text with placeholders and link marks, rewriter)`` or None if empty.
+    Raises ``ExtractTooDeep`` (nesting over ``MAX_DEPTH``) or ``ExtractTimeout`` (over ``time_limit_s``)."""
     try:
         from resiliparse.extract.html2text import extract_plain_text
         from resiliparse.parse.html import HTMLTree
     except ImportError as e:  # pragma: no cover
         raise ImportError("extract_html needs resiliparse: pip install resiliparse==2.0.0") from e
 
+    deadline = time.monotonic() + time_limit_s if time_limit_s else None
     text = _to_str(html)
     if not text or not text.strip():
-        return "", {"n_code_blocks": 0, "n_inline_code": 0, "n_math": 0, "n_tables": 0}
-    # placeholder characters must not come from the page itself
-    if _PH_OPEN in text or _PH_CLOSE in text:
-        text = text.replace(_PH_OPEN, "").replace(_PH_CLOSE, "")
+        return None
+    # placeholder and link-mark characters must not come from the page itself
+    if _PH_OPEN in text:  # one str scan (a character-class regex is ~5x slower); a lone CLOSE is inert
+        text = _PRIVATE_RE.sub("", text)
+    if nesting_depth_exceeds(text):
+        raise ExtractTooDeep(f"tag nesting deeper than {MAX_DEPTH}")
     tree = HTMLTree.parse(text)
-    rw = _Rewriter(tree, text)
+    rw = _Rewriter(tree, text, deadline)
     rw.boilerplate()
     rw.math()
+    _check_deadline(deadline)
     rw.code()
     rw.tables()
+    _check_deadline(deadline)
     kwargs = dict(preserve_formatting=True, list_bullets=True, alt_texts=False, links=False,
                   form_fields=False, noscript=False, comments=False)
     out = extract_plain_text(tree, main_content=main_content, **kwargs)
-    if main_content and len(out.strip()) < 100:
-        # the main-content heuristic removed (almost) everything: fall back to the full page
-        full = extract_plain_text(tree, main_content=False, **kwargs)
-        if len(full.strip()) > 3 * max(len(out.strip()), 1):
-            out = full
+    if main_content:
+        prose_main = _prose_chars(out)
+        if prose_main < _RESCUE_BELOW:
+            # little prose survived the main-content heuristic: it may have dropped the article (seen on
+            # unseen sites: the story gone, the menus kept). Take the full page's densest prose region
+            # when it holds clearly more prose.
+            full = extract_plain_text(tree, main_content=False, **kwargs)
+            span = _densest_prose_span(full)
+            if _prose_chars(span) >= 2 * prose_main + 300 or (len(out.strip()) < 100 and len(full.strip()) > 300):
+                out = span
+        else:
+            out = _restrict_to_article_body(rw, out, prose_main)
+    _check_deadline(deadline)
+    return out, rw
+
+
+_RESCUE_BELOW = 600
+_CJK_CHAR_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_SENTENCE_END_RE = re.compile(r"[.!?。！？…\"”’)»:]\s*$")
+
+
+def _is_prose(line: str) -> bool:
+    """A sentence-like line: at least 10 words (or 40 CJK characters) and ending like a sentence."""
+    s = line.strip()
+    if len(s) < 40 or _PH_OPEN in s:
+        return False
+    if s.count(" ") < 9 and (s.isascii() or len(_CJK_CHAR_RE.findall(s)) < 40):
+        return False
+    return _SENTENCE_END_RE.search(s) is not None
+
+
+def _prose_chars(text: str) -> int:
+    return sum(len(ln) for ln in text.split("\n") if _is_prose(ln))
+
+
+def _densest_prose_span(text: str) -> str:
+    """The run of lines with the most prose net of everything else (maximum-sum subarray: a prose line
+    scores its length, any other non-empty line minus its length and a constant); code, math and table
+    placeholders inside the run are kept."""
+    lines = text.split("\n")
+    best, best_lo, best_hi = 0.0, 0, -1
+    cur, lo = 0.0, 0
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if not s:
+            continue
+        if _is_prose(s) or _PH_OPEN in s:
+            v = float(len(s))
+        else:
+            v = -0.5 * len(s) - 15.0
+        if cur <= 0:
+            cur, lo = 0.0, i
+        cur += v
+        if cur > best:
+            best, best_lo, best_hi = cur, lo, i
+    if best_hi < 0:
+        return text
+    return "\n".join(lines[best_lo:best_hi + 1])
+
+
+# class names and ids that mark an article's body on common publishing systems (schema.org, WordPress,
+# Drupal, news CMSs); trafilatura's BODY_XPATH has the same idea
+_ARTICLE_BODY_CLASSES = frozenset((
+    "article-body", "article__body", "articleBody", "article-content", "article__content", "article-text",
+    "articleText", "story-body", "story-content", "storytext", "entry-content", "post-content", "post-body",
+    "post-entry", "td-post-content", "c-entry-content", "field-name-body", "body-text", "content-body",
+    "article-body-text", "caas-body", "zn-body__paragraph"))
+_ARTICLE_BODY_IDS = frozenset(("article-body", "articleBody", "story-body"))
+_BULLET_STARTS = frozenset("•-*·0123456789")
+_BULLET_PREFIX_RE = re.compile(r"^\s*(?:[•\-*·]|\d{1,3}[.)])\s+")
+
+
+def _norm_ws(s: str) -> str:
+    return " ".join(s.split())
+
+
+_SCOPED_BOILERPLATE = True
+
+
+def _body_selector(rw: "_Rewriter") -> str | None:
+    sel = [f".{c}" for c in _ARTICLE_BODY_CLASSES & rw.class_tokens]
+    sel += [f"#{i}" for i in _ARTICLE_BODY_IDS & rw.attr_values[1]]
+    if not sel and "articleBody" in rw.html:  # schema.org microdata (one page scan, only when needed)
+        sel.append('[itemprop="articleBody"]')
+    return ", ".join(sel) if sel else None
+
+
+def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> str:
+    """When the page marks its article body (``_ARTICLE_BODY_CLASSES``/``_IDS``, ``itemprop=articleBody``)
+    and that element holds most of the extracted prose, drop the extracted lines that lie outside it
+    (galleries, teaser lists, sign-up boxes around the story), keeping the page's <h1>."""
+    doc = rw.tree.document
+    if doc is None or prose_total < 300:
+        return out
+    rw._article_body()
+    # read the bodies' text now, after the rewrite (inline code in backticks, placeholders), as extracted
+    texts = [b.text or "" for b in rw.body_elements if doc.contains(b)]
+    if not texts:
+        return out
+    body_text = " \n ".join(_norm_ws(t) for t in texts)
+    lines = out.split("\n")
+    inside = []
+    prose_in = 0
+    for ln in lines:
+        st = ln.lstrip()
+        if not st:
+            inside.append(False)
+            continue
+        key = _norm_ws(_BULLET_PREFIX_RE.sub("", st) if st[0] in _BULLET_STARTS else st)
+        ok = bool(key) and key in body_text
+        inside.append(ok)
+        if ok and _is_prose(ln):
+            prose_in += len(ln)
+    if prose_in < 0.7 * prose_total:
+        return out
+    h1 = doc.query_selector("h1")
+    title = _norm_ws(h1.text or "") if h1 is not None else ""
+    kept = [ln for ln, ok in zip(lines, inside)
+            if ok or not ln.strip() or _PH_OPEN in ln or (title and _norm_ws(ln) == title)]
+    return "\n".join(kept)
+
+
+def extract_marked_lines(html: str | bytes) -> list[str]:
+    """Non-empty lines of the main-content text before the line classifier, link text marked with
+    ``blocks.LINK_OPEN``/``LINK_CLOSE``, placeholder lines (code, math, tables) left out: the classifier's
+    training input (``benchmarks/train_web_blocks.py``)."""
+    raw = _extract_raw(html, True)
+    if raw is None:
+        return []
+    return [ln for ln in raw[0].split("\n") if ln.strip() and not _has_placeholder(ln)]
+
+
+def extract_html_detailed(html: str | bytes, url: str | None = None, *, main_content: bool = True,
+                          block_filter: bool = False,
+                          time_limit_s: float | None = DEFAULT_TIME_LIMIT_S) -> tuple[str, dict]:
+    """``extract_html`` plus counters ``{"n_code_blocks", "n_inline_code", "n_math", "n_tables"}``.
+    ``block_filter`` drops chrome lines with the line classifier of ``assay.stages.web.blocks`` (off by
+    default: +0.005 dev F1 for ~20% more CPU, which breaks the 5x-trafilatura speed target; see bench_web).
+    Raises ``ExtractTooDeep`` / ``ExtractTimeout`` (``ExtractLimitError.reason`` is the reject reason)."""
+    use_filter = main_content and block_filter
+    raw = _extract_raw(html, main_content, time_limit_s)
+    if raw is None:
+        return "", dict(_EMPTY_STATS)
+    out, rw = raw
+    if use_filter:
+        out = strip_marks(filter_lines(out, keep_line=_has_placeholder))
     stats = {"n_code_blocks": rw.n_code_blocks, "n_inline_code": rw.n_inline_code, "n_math": rw.n_math,
              "n_tables": rw.n_tables}
     # count only what survived extraction
@@ -612,8 +1020,13 @@ def extract_html_detailed(html: str | bytes, url: str | None = None, *,
 
 def extract_html(html: str | bytes, url: str | None = None) -> str:
     """Main text of an HTML page as Markdown-ish plain text, keeping code blocks (fenced, verbatim),
-    inline code, math (LaTeX) and tables. Returns "" for empty pages."""
-    return extract_html_detailed(html, url)[0]
+    inline code, math (LaTeX) and tables. Returns "" for empty pages and for pages over a limit (nesting
+    deeper than ``MAX_DEPTH``, over the time limit); ``extract_html_detailed`` raises those as
+    ``ExtractLimitError`` with a reason code (the ``HtmlExtractor`` step records it)."""
+    try:
+        return extract_html_detailed(html, url)[0]
+    except ExtractLimitError:
+        return ""
 
 
 def extract_html_trafilatura(html: str | bytes, url: str | None = None) -> str:
@@ -640,19 +1053,23 @@ class HtmlExtractor(PipelineStep):
     a ``reject_reason`` pass through unchanged. Writes ``extract__backend``, ``extract__chars``,
     ``extract__html_chars``, ``extract__n_code_blocks``, ``extract__n_inline_code``,
     ``extract__n_math``, ``extract__n_tables``. Empty output -> ``reject_reason="web_empty_extraction"``;
-    an extractor crash -> ``reject_reason="web_extraction_error"``.
+    an extractor crash -> ``reject_reason="web_extraction_error"``; tag nesting deeper than ``MAX_DEPTH``
+    -> ``web_extract_too_deep``; over ``time_limit_s`` -> ``web_extract_timeout``.
 
     Args:
         backend: ``resiliparse`` (default, keeps code/math) or ``trafilatura`` (FineWeb settings).
         main_content: resiliparse main-content (boilerplate) detection.
         max_html_chars: HTML longer than this is cut before parsing (giant pages).
+        time_limit_s: per-document extraction time limit (None: no limit).
     """
 
     name = "🧹 assay HTML extract"
     type = "✂️ - EXTRAC"
 
-    def __init__(self, backend: str = "resiliparse", main_content: bool = True, max_html_chars: int = 5_000_000):
+    def __init__(self, backend: str = "resiliparse", main_content: bool = True, max_html_chars: int = 5_000_000,
+                 time_limit_s: float | None = DEFAULT_TIME_LIMIT_S):
         super().__init__()
+        self.time_limit_s = time_limit_s
         if backend not in ("resiliparse", "trafilatura"):
             raise ValueError(f"unknown backend {backend!r} (resiliparse|trafilatura)")
         self.backend = backend
@@ -676,11 +1093,17 @@ class HtmlExtractor(PipelineStep):
             with self.track_time():
                 try:
                     if self.backend == "resiliparse":
-                        text, st = extract_html_detailed(html, meta.get("url"), main_content=self.main_content)
+                        text, st = extract_html_detailed(html, meta.get("url"), main_content=self.main_content,
+                                                         time_limit_s=self.time_limit_s)
                     else:
                         text = extract_html_trafilatura(html, meta.get("url"))
                         st = {"n_code_blocks_kept": text.count("```") // 2, "n_math_kept": 0, "n_tables": 0,
                               "n_inline_code": 0}
+                except ExtractLimitError as e:
+                    text, st = "", None
+                    meta["reject_reason"] = e.reason
+                    meta["extract__error"] = str(e)[:300]
+                    self.stat_update(f"reject/{e.reason}")
                 except BaseException as e:  # noqa: BLE001 - never crash a task on one page
                     # resiliparse surfaces Rust panics as pyo3 PanicException (a BaseException)
                     if isinstance(e, (KeyboardInterrupt, SystemExit, GeneratorExit)):

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 from datatrove.data import Document
 
-from assay.stages.web.extract import HtmlExtractor, extract_html, extract_html_detailed, mathml_to_latex
+from assay.stages.web.extract import (ExtractTooDeep, HtmlExtractor, extract_html, extract_html_detailed,
+                                      mathml_to_latex)
 
 
 @pytest.fixture(scope="module")
@@ -186,10 +187,13 @@ def test_hostile_inputs_do_not_crash():
 
     assert isinstance(extract_html(os.urandom(20_000)), str)
     assert isinstance(extract_html(b"\x00\xff" * 5000), str)
-    deep_math = "<p>x " + "<math>" + "<mrow>" * 3000 + "<mi>x</mi>" + "</mrow>" * 3000 + "</math> y</p>"
+    deep_math = "<p>x " + "<math>" + "<mrow>" * 400 + "<mi>x</mi>" + "</mrow>" * 400 + "</math> y</p>"
     assert isinstance(extract_html(deep_math), str)
+    # deeper than MAX_DEPTH: a reason, not minutes of parsing (tests/web/test_extract_limits.py)
     deep_div = "<div>" * 5000 + "<p>deep text that is long enough to be content in a page</p>" + "</div>" * 5000
-    assert isinstance(extract_html(deep_div), str)
+    with pytest.raises(ExtractTooDeep):
+        extract_html_detailed(deep_div)
+    assert extract_html(deep_div) == ""
     giant_line = "<html><body><article><p>" + ("word " * 400_000) + "</p></article></body></html>"
     assert len(extract_html(giant_line)) > 1_000_000
     unclosed = "<html><body><pre>def f():\n    return 1\n<p>text after an unclosed pre block"
