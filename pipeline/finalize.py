@@ -53,8 +53,14 @@ def _add_mixture_report(run_dir: Path, recipe, manifest: dict) -> dict:
     shards = sorted((run_dir / "output").glob(f"source={plan['source']}/**/*.parquet"))
     written: dict[str, int] = {}
     if shards:
-        df = pl.concat([pl.read_parquet(p, columns=["language", "signals", fallback]) for p in shards])
-        amount = pl.col("signals").str.json_path_match(f"$.{stored}").cast(pl.Int64, strict=False)
+        df = pl.concat([pl.read_parquet(p, columns=["language", "signals", fallback]) for p in shards],
+                       how="diagonal_relaxed")
+        dtype = df.schema["signals"]
+        if isinstance(dtype, pl.Struct):  # typed signals (one field per declared signal)
+            has = stored in {f.name for f in dtype.fields}
+            amount = pl.col("signals").struct.field(stored).cast(pl.Int64, strict=False) if has else pl.lit(None, pl.Int64)
+        else:  # shards written before typed signals: a JSON string
+            amount = pl.col("signals").str.json_path_match(f"$.{stored}").cast(pl.Int64, strict=False)
         amount = amount.fill_null(pl.col(fallback))
         for k, v in df.group_by(pl.col("language").fill_null("unknown")).agg(amount.sum()).iter_rows():
             written[str(k)] = int(v)

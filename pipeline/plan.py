@@ -107,9 +107,9 @@ def _kept_clusters(run_dir: Path) -> dict[str, list[tuple[str, str, int]]]:
     for p in run_shards(run_dir):
         t = pq.read_table(p, columns=["id", "source", "tier", "language", "token_count", "signals"]).to_pydict()
         for i, sig in enumerate(t["signals"]):
-            if "dedup__cluster_id" not in sig:
-                continue
-            cid = json.loads(sig).get("dedup__cluster_id")
+            # a typed struct (dict) in current shards; a JSON string in shards written before it
+            sig = sig if isinstance(sig, dict) else json.loads(sig or "{}")
+            cid = (sig or {}).get("dedup__cluster_id")
             if cid is None:
                 continue
             key = f"{t['source'][i]}/{t['tier'][i]}/{t['language'][i]}"

@@ -88,7 +88,8 @@ def test_default_recipe_excludes_planted_items_in_web_and_pdf(shared_data, tmp_p
     excluded = {}
     for p in sorted((run / "excluded").glob("part-*.parquet")):
         for r in pq.read_table(p, columns=["url_or_path", "reason", "signals"]).to_pylist():
-            excluded[r["url_or_path"]] = (r["reason"], json.loads(r["signals"]))
+            sig = r["signals"]
+            excluded[r["url_or_path"]] = (r["reason"], sig if isinstance(sig, dict) else json.loads(sig))
     planted_web = [u for u in pages if "clean" not in u]
     for u in planted_web:
         assert excluded[u][0] == "web_decontaminated", (u, excluded.get(u))
@@ -99,7 +100,7 @@ def test_default_recipe_excludes_planted_items_in_web_and_pdf(shared_data, tmp_p
     # collateral: the clean page and the clean PDF are not flagged
     assert excluded.get("https://clean.example.org/river", ("kept",))[0] != "web_decontaminated"
     assert pdf_reasons.get(str(pdfs / "clean.pdf"), ("kept",))[0] != "pdf_decontaminated"
-    written = [json.loads(x) for p in sorted((run / "output").rglob("shard-*.parquet"))
+    written = [x if isinstance(x, dict) else json.loads(x) for p in sorted((run / "output").rglob("shard-*.parquet"))
                for x in pq.read_table(p, columns=["signals"]).column("signals").to_pylist()]
     assert written and all(s.get("decont__checked") is True and s.get("decont__match") is False for s in written)
 

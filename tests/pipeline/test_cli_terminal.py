@@ -11,6 +11,7 @@ import re
 import select
 import signal
 import struct
+import shutil
 import subprocess
 import sys
 import termios
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+REPO = Path(__file__).resolve().parents[2]
 PHASES = ("signals", "dedup_signatures", "dedup_buckets", "dedup_clusters", "decide_plan", "decide", "finalize")
 DATATROVE_NOISE = ("PIPELINE", "Stats:", "Launching pipeline", "tasks completed", "INFO", "SUCCESS")
 
@@ -106,8 +108,10 @@ def test_default_run_on_an_80_column_tty_fits_in_15_lines(tmp_path: Path):
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 80, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
     env["TERM"] = "xterm-256color"
-    proc = subprocess.Popen([sys.executable, "-m", "assay.pipeline.cli", "run", "--output", str(tmp_path / "run")],
-                            stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    # run from the repository root, as `make run` does (paths shown relative, the eval sets found)
+    out = Path("runs") / f"tty-{os.getpid()}"
+    proc = subprocess.Popen([sys.executable, "-m", "assay.pipeline.cli", "run", "--output", str(out)],
+                            stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True, cwd=REPO)
     os.close(slave)
     chunks = []
     deadline = time.monotonic() + 600
@@ -125,6 +129,7 @@ def test_default_run_on_an_80_column_tty_fits_in_15_lines(tmp_path: Path):
             break
     proc.wait(timeout=60)
     os.close(master)
+    shutil.rmtree(REPO / out, ignore_errors=True)
     raw = b"".join(chunks).decode("utf-8", "replace")
     assert proc.returncode == 0, raw[-3000:]
     assert "\x1b[" in raw, "a terminal gets rich's live progress"
@@ -236,7 +241,7 @@ def test_set_type_errors_name_the_flag():
     r = cli("describe", "--set", "decisions.tiers.high.min_bucket=sixteen")
     _one_line_error(r, "--set decisions.tiers.high.min_bucket=sixteen", "expected an integer")
     r = cli("describe", "--set", "decisions.rules.min_words.value=many")
-    _one_line_error(r, "--set decisions.rules.min_words.value=many", "expects a number")
+    _one_line_error(r, "--set decisions.rules.min_words.value=many", "needs a number")
     r = cli("describe", "--set", "decisions.rules.min_wordz.value=1")
     _one_line_error(r, "no item named 'min_wordz'", "min_words")
     r = cli("describe", "--set", "executor.taskz=3")

@@ -155,7 +155,7 @@ def test_dedup_change_reruns_dedup_onward_and_signals_change_supersedes(project)
 @pytest.mark.slow
 def test_plan_phase_reads_no_text_and_decide_uses_its_plan(project):
     """The plan is made once, from stored sizes; decide tasks only read plan.json."""
-    from assay.stages.decisions.plan_step import plan_columns
+    from assay.stages.decisions.frame import needed_columns, store_columns
 
     recipe_path, out = project
     recipe = load_recipe(recipe_path)
@@ -163,8 +163,9 @@ def test_plan_phase_reads_no_text_and_decide_uses_its_plan(project):
     plan = json.loads((out / "decide_plan" / "plan.json").read_text())
     assert set(plan["available"]) == {"python", "javascript"}
     assert plan["probabilities"]["javascript"] == pytest.approx(0.5)
-    store_cols = pl.read_parquet_schema(next((out / "signals").glob("*.parquet"))).keys()
-    assert "text" not in plan_columns(recipe.decisions, list(store_cols))
+    # sizes are stored, so the plan reads the decisions' columns without text
+    assert "doc__bytes" in store_columns(out / "signals")
+    assert "text" not in needed_columns(recipe.decisions, with_text=False)
     # bytes per document are stored; planned amounts equal the stored sizes of the surviving documents
     store = pl.read_parquet(out / "signals" / "*.parquet")
     assert (store["doc__bytes"] == store["text"].str.len_bytes()).all()

@@ -61,13 +61,13 @@ def test_shipped_recipes_load_and_family_patterns_expand():
     for name in ("default", "code", "pdf"):
         r = load_recipe(name)
         assert decision_problems(r) == []
-    r = load_recipe(None, ["common_steps.2.params.models=[web, stem, code, code_corruption, pdf, my_model.ftz]"])
+    r = load_recipe(None, ["common_steps.quality_scores_v1.params.models=[web, stem, code, code_corruption, pdf, my_model.ftz]"])
     schema = store_schema(r)
     assert schema["fasttext_my_model__pct"] == "float" and schema["fasttext_web__score"] == "float"
     assert output_signal_schema(r)["dedup__is_duplicate"] == "bool"
     # a rule on a family member that the recipe's parameters do not produce is unknown
     with pytest.raises(RecipeError, match=r"rule fasttext_code_floor: unknown signal 'fasttext_code__score'.*more"):
-        load_recipe(None, ["common_steps.2.params.models=[web]"])
+        load_recipe(None, ["common_steps.quality_scores_v1.params.models=[web]"])
 
 
 def test_every_kind_declares_typed_signals():
