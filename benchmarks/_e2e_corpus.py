@@ -76,7 +76,8 @@ class Sizes:
     warc_samples: int | None
 
 
-FULL = Sizes(doc_per_package=110, ir_chaos=None, scrapinghub=None, readability=None, warc_samples=300)
+# sized so that both pipelines at 1x and 5x finish within 30 minutes on the shared 2-core machine
+FULL = Sizes(doc_per_package=45, ir_chaos=120, scrapinghub=None, readability=30, warc_samples=40)
 QUICK = Sizes(doc_per_package=8, ir_chaos=24, scrapinghub=10, readability=10, warc_samples=12)
 
 

@@ -187,14 +187,19 @@ def assay_outputs(run: Path) -> tuple[dict[str, list[str]], list[tuple[str, int,
         for r in t:
             if r["source"] == "web":
                 kept[r["url_or_path"] or ""].append(r["text"] or "")
+    # excluded records may carry no text: count the tokens of the extracted text in the signal store
+    tokens_of: dict[str, int] = {}
+    for p in sorted((run / "signals").rglob("*.parquet")):
+        for r in pq.read_table(p, columns=["id", "text"]).to_pylist():
+            tokens_of[r["id"]] = ntok(r["text"])
     removed: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for p in sorted((run / "excluded").rglob("*.parquet")):
-        for r in pq.read_table(p, columns=["reason", "text", "source"]).to_pylist():
+        for r in pq.read_table(p, columns=["id", "reason", "text", "source"]).to_pylist():
             if r["source"] not in ("web", None):
                 continue
             g = _assay_reason_group(r["reason"] or "?")
             removed[g][0] += 1
-            removed[g][1] += ntok(r["text"])
+            removed[g][1] += tokens_of.get(r["id"], ntok(r["text"]))
     order = sorted(removed, key=lambda g: (not g.startswith("parsing"), g.startswith("dedup"), -removed[g][1]))
     return kept, [(g, removed[g][0], removed[g][1]) for g in order]
 

@@ -58,8 +58,20 @@ class DedupSpec(_Model):
 Op = Literal[">=", ">", "<=", "<", "==", "!=", "in", "not in", "is_true", "is_false"]
 
 
+class ConditionSpec(_Model):
+    """`signal op value` (a missing signal never holds)."""
+
+    signal: str
+    op: Op
+    value: Any = None
+
+
 class RuleSpec(_Model):
-    """Keep a document only when `signal op value` holds; else exclude it with reason `<source>_<name>`."""
+    """Keep a document only when `signal op value` holds; else exclude it with reason `<source>_<name>`.
+
+    `unless`: the rule does not apply to a document for which this condition holds (e.g. a language
+    floor that does not apply to code listings: `unless: {signal: web__code_char_frac, op: ">=", value: 0.5}`).
+    """
 
     name: str
     signal: str
@@ -67,6 +79,7 @@ class RuleSpec(_Model):
     value: Any = None
     source: str | list[str] | None = None
     when_missing: Literal["keep", "reject"] = "keep"
+    unless: ConditionSpec | None = None
 
     @field_validator("name")
     @classmethod

@@ -72,6 +72,18 @@ def _cond(col, op: str, value: Any):
     raise ValueError(f"unknown op {op}")
 
 
+def _holds(df, signal: str, op: str, value: Any):
+    """`signal op value` as a boolean expression; False where the signal is missing."""
+    import polars as pl
+
+    if signal not in df.columns:
+        return pl.lit(False)
+    col = pl.col(signal)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and op in (">=", ">", "<=", "<", "==", "!="):
+        col = col.cast(pl.Float64, strict=False)
+    return _cond(col, op, value).fill_null(False)
+
+
 def rule_failure_exprs(df, spec) -> list[tuple[Any, str]]:
     """For each recipe rule, a boolean expression `rule fails` and the reason it gives."""
     import polars as pl
@@ -94,6 +106,8 @@ def rule_failure_exprs(df, spec) -> list[tuple[Any, str]]:
             missing = pl.lit(True)
         missing_fails = pl.lit(rule.when_missing == "reject")
         fails = applies & pl.when(missing).then(missing_fails).otherwise(~holds.fill_null(False))
+        if rule.unless is not None:
+            fails = fails & ~_holds(df, rule.unless.signal, rule.unless.op, rule.unless.value)
         reason = (source.fill_null("doc") + pl.lit(f"_{rule.name}")) if sources is None else (
             source + pl.lit(f"_{rule.name}")
         )

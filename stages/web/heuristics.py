@@ -323,6 +323,62 @@ def classic_signals(text: str, prefix: str = "") -> dict:
     return out
 
 
+# a page carries reference material when this much of it is code, or it has this many inline code
+# spans or table rows
+REFERENCE_CODE_FRAC = 0.05
+REFERENCE_INLINE_CODE = 5
+REFERENCE_TABLE_ROWS = 5
+_LABEL_MAX_WORDS = 4
+_LABEL_END = tuple(TERMINAL_PUNCTUATION)
+
+
+def is_reference_page(counts: dict, n_chars: int) -> bool:
+    """Whether a page carries code or tables (``split_prose`` counts): reference documentation."""
+    return (counts.get("code_chars", 0) >= REFERENCE_CODE_FRAC * max(n_chars, 1)
+            or counts.get("n_inline_code", 0) >= REFERENCE_INLINE_CODE
+            or counts.get("table_rows", 0) >= REFERENCE_TABLE_ROWS)
+
+
+def strip_label_lines(prose: str) -> str:
+    """Prose without short label lines (at most four words, no terminal punctuation): the section
+    labels and signature items that repeat once per entry of an API reference ("Examples",
+    "Returns", "History", "Added in: v10.6.0", "source", "- name <string>")."""
+    kept = []
+    for line in prose.split("\n"):
+        s = line.strip()
+        if s and len(s.split()) <= _LABEL_MAX_WORDS and not s.endswith(_LABEL_END):
+            continue
+        kept.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def reference_repetition_signals(prose: str, counts: dict, n_chars: int, prose_signals: dict) -> dict:
+    """``ref__*``: the repetition signals (Gopher duplicate lines/paragraphs/n-grams, FineWeb
+    character duplication) of a reference page measured on its prose without label lines
+    (``strip_label_lines``), character fractions relative to the whole page; on other pages the
+    prose values themselves. So one threshold keeps API references whose
+    "Parameters"/"Returns"/"Examples" labels repeat per entry, and still catches a page that repeats
+    its sentences."""
+    keys = [k for k in prose_signals if k.startswith(("prose__gopher__dup_", "prose__gopher__top_"))]
+    keys.append("prose__fineweb__char_dup_ratio")
+    ref = is_reference_page(counts, n_chars)
+    if ref:
+        body = strip_label_lines(prose)
+        table = _WordTable(split_words(body))
+        # character fractions relative to the whole page (its code included), as Gopher defines them
+        # on the page text: a code listing's few repeated navigation words are not the page
+        scale = len(body) / max(n_chars, len(body), 1)
+        vals = {f"gopher__{k}": (_r(v * scale) if "char_frac" in k else v)
+                for k, v in gopher_repetition_signals(body, table=table).items()}
+        vals["fineweb__char_dup_ratio"] = (_r(fineweb_signals(body, table.words)["char_dup_ratio"] * scale)
+                                           if body else 0.0)
+        out = {"ref__" + k[len("prose__"):]: vals[k[len("prose__"):]] for k in keys}
+    else:
+        out = {"ref__" + k[len("prose__"):]: prose_signals[k] for k in keys}
+    out["web__reference_page"] = ref
+    return out
+
+
 def web_heuristic_signals(text: str) -> dict:
     """Classic signals on the full text, the same on prose only (``prose__``), and ``web__`` shares."""
     out = classic_signals(text)
@@ -331,12 +387,14 @@ def web_heuristic_signals(text: str) -> dict:
         out.update({f"prose__{k}": v for k, v in list(out.items())})
     else:
         out.update(classic_signals(prose, prefix="prose__"))
+    out.update(reference_repetition_signals(prose, counts, len(text), out))
     n = max(len(text), 1)
     out["web__n_code_blocks"] = counts["n_code_blocks"]
     out["web__code_char_frac"] = _r(counts["code_chars"] / n)
     out["web__n_math"] = counts["n_math"]
     out["web__math_char_frac"] = _r(counts["math_chars"] / n)
     out["web__table_rows"] = counts["table_rows"]
+    out["web__n_inline_code"] = counts["n_inline_code"]
     out["web__prose_char_frac"] = _r(len(prose) / n) if text else 0.0
     return out
 
