@@ -117,6 +117,8 @@ def fetch_doc_packages(root: Path | None = None, packages=DOC_PACKAGES, log=prin
     debs.mkdir(parents=True, exist_ok=True)
     out: dict[str, Path] = {}
     for spec in packages:
+        if RESERVED_PACKAGE_RE.match(spec):
+            raise ValueError(f"{spec} is reserved for independent checks")
         marker = root / "resolved" / re.sub(r"\W", "_", spec)
         name = marker.read_text().strip() if marker.exists() else resolve_package(spec)
         if not name:
@@ -252,13 +254,15 @@ def warc_sample_pages(folder: Path) -> list[Page]:
 # ----------------------------------------------------------------------------------------------
 # near-duplicate copies and WARC writing
 # ----------------------------------------------------------------------------------------------
-_TEXT_RUN_RE = re.compile(rb">([^<>]{40,})<")
+_TEXT_RUN_RE = re.compile(rb"<([A-Za-z][\w-]*)[^<>]*>([^<>]{40,})<")
+_NOT_TEXT_TAGS = {b"script", b"style", b"noscript", b"template", b"textarea"}
 
 
 def edit_copy(body: bytes, rng: random.Random, n_edits: int = 3) -> bytes:
-    """A near-duplicate: in ``n_edits`` random text runs (between tags, >= 40 bytes) delete a word,
+    """A near-duplicate: in ``n_edits`` random text runs (between tags, >= 40 bytes, not inside
+    script/style) delete a word,
     swap two adjacent words or repeat a word. Bytes outside the edited runs are untouched."""
-    runs = [m.span(1) for m in _TEXT_RUN_RE.finditer(body)]
+    runs = [m.span(2) for m in _TEXT_RUN_RE.finditer(body) if m.group(1).lower() not in _NOT_TEXT_TAGS]
     runs = [s for s in runs if len(body[s[0]:s[1]].split()) >= 4]
     if not runs:
         return body + b"\n<!-- copy -->\n"
@@ -266,6 +270,8 @@ def edit_copy(body: bytes, rng: random.Random, n_edits: int = 3) -> bytes:
     out = body
     for a, b in chosen:
         words = out[a:b].split(b" ")
+        if len(words) < 2:
+            continue
         i = rng.randrange(len(words) - 1)
         op = rng.choice(("delete", "swap", "repeat"))
         if op == "delete":

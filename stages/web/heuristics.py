@@ -330,6 +330,7 @@ REFERENCE_INLINE_CODE = 5
 REFERENCE_TABLE_ROWS = 5
 _LABEL_MAX_WORDS = 4
 _LABEL_END = tuple(TERMINAL_PUNCTUATION)
+_LIST_MARKS = ("• ", "- ", "* ", "+ ", "◦ ", "▪ ")
 
 
 def is_reference_page(counts: dict, n_chars: int) -> bool:
@@ -340,13 +341,14 @@ def is_reference_page(counts: dict, n_chars: int) -> bool:
 
 
 def strip_label_lines(prose: str) -> str:
-    """Prose without short label lines (at most four words, no terminal punctuation): the section
-    labels and signature items that repeat once per entry of an API reference ("Examples",
-    "Returns", "History", "Added in: v10.6.0", "source", "- name <string>")."""
+    """Prose without the structure that repeats once per entry of an API reference: short label
+    lines (at most four words, no terminal punctuation: "Examples", "Returns", "History",
+    "Added in: v10.6.0", "source") and list items (parameter lists: "- options <Object>", "• ttl
+    <boolean> Retrieves the Time-To-Live value ..." repeat for every function taking them)."""
     kept = []
     for line in prose.split("\n"):
         s = line.strip()
-        if s and len(s.split()) <= _LABEL_MAX_WORDS and not s.endswith(_LABEL_END):
+        if s and ((len(s.split()) <= _LABEL_MAX_WORDS and not s.endswith(_LABEL_END)) or s.startswith(_LIST_MARKS)):
             continue
         kept.append(line)
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
