@@ -26,7 +26,8 @@ Outputs compared per original page (a page of the 5x corpus counts when any of i
 * funnel: raw HTML whitespace tokens -> removed by parsing (extraction), by each filter, by dedup
   -> kept tokens;
 * ``<pre>`` lines of documentation pages present verbatim in the final output, per site (a line of a
-  dropped page counts as missing);
+  page dropped by a filter counts as missing; of a page removed as a near-duplicate, it counts when
+  the kept text of the same site has it);
 * boilerplate: share of output tokens (lower-cased ``\\w+``) that are not in the page's gold main
   text, over kept ir_chaos and scrapinghub pages (micro-averaged); gold recall beside it;
 * quality of the kept text by the project's quality order: ``assay.stages.web.quality_score`` when
@@ -155,19 +156,22 @@ FINEWEB_STAGES = (("2_non_english", "language"), ("3_gopher_rep", "gopher repeti
                   ("7_dedup", "dedup (minhash)"))
 
 
-def fineweb_outputs(run: Path) -> tuple[dict[str, list[str]], list[tuple[str, int, int]]]:
-    """(kept texts per URL, [(stage, docs removed, tokens removed)])."""
+def fineweb_outputs(run: Path) -> tuple[dict[str, list[str]], list[tuple[str, int, int]], set[str]]:
+    """(kept texts per URL, [(stage, docs removed, tokens removed)], URLs removed as duplicates)."""
     kept: dict[str, list[str]] = defaultdict(list)
     for url, text in _jsonl_docs(run / "output"):
         kept[url].append(text)
     stages = []
+    deduped: set[str] = set()
     for folder, label in FINEWEB_STAGES:
         docs = toks = 0
-        for _, text in _jsonl_docs(run / "removed" / folder):
+        for url, text in _jsonl_docs(run / "removed" / folder):
             docs += 1
             toks += ntok(text)
+            if folder == "7_dedup":
+                deduped.add(url)
         stages.append((("dedup" if folder == "7_dedup" else "filter") + ": " + label, docs, toks))
-    return kept, stages
+    return kept, stages, deduped
 
 
 def _assay_reason_group(reason: str) -> str:
@@ -178,7 +182,7 @@ def _assay_reason_group(reason: str) -> str:
     return "filter: " + reason
 
 
-def assay_outputs(run: Path) -> tuple[dict[str, list[str]], list[tuple[str, int, int]]]:
+def assay_outputs(run: Path) -> tuple[dict[str, list[str]], list[tuple[str, int, int]], set[str]]:
     import pyarrow.parquet as pq
 
     kept: dict[str, list[str]] = defaultdict(list)
@@ -193,15 +197,18 @@ def assay_outputs(run: Path) -> tuple[dict[str, list[str]], list[tuple[str, int,
         for r in pq.read_table(p, columns=["id", "text"]).to_pylist():
             tokens_of[r["id"]] = ntok(r["text"])
     removed: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    deduped: set[str] = set()
     for p in sorted((run / "excluded").rglob("*.parquet")):
-        for r in pq.read_table(p, columns=["id", "reason", "text", "source"]).to_pylist():
+        for r in pq.read_table(p, columns=["id", "reason", "text", "source", "url_or_path"]).to_pylist():
             if r["source"] not in ("web", None):
                 continue
+            if (r["reason"] or "").startswith("dedup"):
+                deduped.add(r["url_or_path"] or "")
             g = _assay_reason_group(r["reason"] or "?")
             removed[g][0] += 1
             removed[g][1] += tokens_of.get(r["id"], ntok(r["text"]))
     order = sorted(removed, key=lambda g: (not g.startswith("parsing"), g.startswith("dedup"), -removed[g][1]))
-    return kept, [(g, removed[g][0], removed[g][1]) for g in order]
+    return kept, [(g, removed[g][0], removed[g][1]) for g in order], deduped
 
 
 # ----------------------------------------------------------------------------------------------
@@ -229,13 +236,24 @@ def funnel(manifest: list[dict], scale: int, kept: dict[str, list[str]], stages:
             }}
 
 
-def pre_fidelity(manifest: list[dict], pages: dict[str, list[str]]) -> dict[str, tuple[int, int]]:
-    """{site: (pre lines present, pre lines)} over documentation pages."""
+def pre_fidelity(manifest: list[dict], pages: dict[str, list[str]], deduped: set[str] = frozenset()
+                 ) -> dict[str, tuple[int, int]]:
+    """{site: (pre lines present, pre lines)} over documentation pages. A line counts when it is a
+    whole line of the page's own kept text (best copy); for a page whose every copy was removed as a
+    near-duplicate, of the kept text of its site (the copy dedup kept carries it)."""
     out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    site_text: dict[str, str] = {}
+    deduped_pages = {corpus.base_url(u) for u in deduped}
     for p in manifest:
         if p["kind"] != "doc" or not p["pre_lines"]:
             continue
-        best = max((code_fidelity(p["pre_lines"], t)[0] for t in pages.get(p["url"], [])), default=0)
+        texts = pages.get(p["url"], [])
+        if not texts and p["url"] in deduped_pages:
+            if p["site"] not in site_text:
+                site_text[p["site"]] = "\n".join(ts[0] for q in manifest if q["site"] == p["site"]
+                                                 for ts in [pages.get(q["url"], [])] if ts)
+            texts = [site_text[p["site"]]]
+        best = max((code_fidelity(p["pre_lines"], t)[0] for t in texts), default=0)
         out[p["site"]][0] += best
         out[p["site"]][1] += len(p["pre_lines"])
     return {k: tuple(v) for k, v in sorted(out.items())}
@@ -411,7 +429,7 @@ def summarize(manifest, scales, results, outputs, args) -> dict:
               [[n, pct(fun[n]["removed_by"]["parsing"]), pct(fun[n]["removed_by"]["filters"]),
                 pct(fun[n]["removed_by"]["dedup"]), pct(1 - fun[n]["kept"] / fun[n]["raw"])] for n in fun])
 
-        pre = {n: pre_fidelity(manifest, pages[n]) for n in pages}
+        pre = {n: pre_fidelity(manifest, pages[n], outputs[(n, scale)][2]) for n in pages}
         splits = {p["site"]: p["split"] for p in manifest}
         rows = []
         for site in sorted(pre["assay"]):
@@ -425,6 +443,10 @@ def summarize(manifest, scales, results, outputs, args) -> dict:
                          f"{tot['fineweb'][0] / tot['fineweb'][1]:.3f}" if tot["fineweb"][1] else "-",
                          f"{tot['assay'][0] / tot['assay'][1]:.3f}" if tot["assay"][1] else "-"])
             report[f"pre_{label.split()[0]}_x{scale}"] = tot
+        # one page (nodejs api/all.html) can hold a large share of all lines: the mean over sites too
+        means = {n: statistics.fmean(v[0] / v[1] for v in pre[n].values() if v[1]) if pre[n] else 0.0 for n in pre}
+        rows.append(["mean over sites", "", "", f"{means['fineweb']:.3f}", f"{means['assay']:.3f}"])
+        report[f"pre_site_mean_x{scale}"] = means
         table(f"<pre> lines of documentation pages present in the final output, x{scale} (target >= 0.90)",
               ["site", "split", "pre lines", "FineWeb (anchor)", "assay"], rows)
 

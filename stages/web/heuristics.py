@@ -167,19 +167,26 @@ def _top_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int) -> int:
     return int((clen[i] + n - 1) * top)
 
 
-def _all_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int) -> int:
+def _all_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.ndarray | None = None
+                         ) -> tuple[int, np.ndarray]:
     """datatrove ``find_all_duplicate(words, n)``: greedy left-to-right scan; a window seen before
     adds its characters and skips n words. Only windows that occur more than once can match, so the
-    scan visits those positions only."""
-    _, inverse, counts = np.unique(h, return_inverse=True, return_counts=True)
-    cand = np.flatnonzero(counts[inverse] > 1)
+    scan visits those positions only. ``positions``: the only positions whose window can repeat
+    (those of the (n-1)-word windows that repeat: a window repeats only if its prefix does).
+    Returns ``(characters, positions of repeating windows)``."""
+    if positions is None:
+        positions = np.arange(len(h))
+    else:
+        positions = positions[positions < len(h)]
+    if not len(positions):
+        return 0, positions
+    _, inverse, counts = np.unique(h[positions], return_inverse=True, return_counts=True)
+    cand = positions[counts[inverse] > 1]
     if not len(cand):
-        return 0
-    hv = h[cand].tolist()
-    lv = clen[cand].tolist()
+        return 0, cand
     seen: set[int] = set()
     rep, nxt = 0, 0
-    for pos, g, ln in zip(cand.tolist(), hv, lv):
+    for pos, g, ln in zip(cand.tolist(), h[cand].tolist(), clen[cand].tolist()):
         if pos < nxt:
             continue
         if g in seen:
@@ -188,7 +195,7 @@ def _all_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int) -> int:
         else:
             seen.add(g)
             nxt = pos + 1
-    return int(rep)
+    return int(rep), cand
 
 
 def _is_non_symbol(w: str) -> bool:
@@ -246,11 +253,13 @@ def gopher_repetition_signals(text: str, words: list[str] | None = None, table: 
         out[f"top_{n}gram_char_frac"] = 0.0
     for n in GOPHER_DUP_NGRAMS:
         out[f"dup_{n}gram_char_frac"] = 0.0
+    positions = None
     for n, h, clen in table.ngram_hashes(max(GOPHER_DUP_NGRAMS)):
         if n in GOPHER_TOP_NGRAMS:
             out[f"top_{n}gram_char_frac"] = _r(_top_duplicate_chars(h, clen, n) / n_chars)
         if n in GOPHER_DUP_NGRAMS:
-            out[f"dup_{n}gram_char_frac"] = _r(_all_duplicate_chars(h, clen, n) / n_chars)
+            chars, positions = _all_duplicate_chars(h, clen, n, positions)
+            out[f"dup_{n}gram_char_frac"] = _r(chars / n_chars)
     return out
 
 
@@ -329,8 +338,8 @@ REFERENCE_CODE_FRAC = 0.05
 REFERENCE_INLINE_CODE = 5
 REFERENCE_TABLE_ROWS = 5
 _LABEL_MAX_WORDS = 4
-_LABEL_END = tuple(TERMINAL_PUNCTUATION)
 _LIST_MARKS = ("• ", "- ", "* ", "+ ", "◦ ", "▪ ")
+_VERSION_NOTE_RE = re.compile(r"(New|Changed|Added|Deprecated|Removed)( in| since)? (version|v?\d)", re.I)
 
 
 def is_reference_page(counts: dict, n_chars: int) -> bool:
@@ -342,13 +351,14 @@ def is_reference_page(counts: dict, n_chars: int) -> bool:
 
 def strip_label_lines(prose: str) -> str:
     """Prose without the structure that repeats once per entry of an API reference: short label
-    lines (at most four words, no terminal punctuation: "Examples", "Returns", "History",
-    "Added in: v10.6.0", "source") and list items (parameter lists: "- options <Object>", "• ttl
+    lines (at most four words: "Examples", "Returns", "History", "Added in: v10.6.0", "source",
+    "Read-only."), version notes ("New in version 1.3.", "Changed in version 2.0: ...",
+    "Deprecated since version 3.1") and list items (parameter lists: "- options <Object>", "• ttl
     <boolean> Retrieves the Time-To-Live value ..." repeat for every function taking them)."""
     kept = []
     for line in prose.split("\n"):
         s = line.strip()
-        if s and ((len(s.split()) <= _LABEL_MAX_WORDS and not s.endswith(_LABEL_END)) or s.startswith(_LIST_MARKS)):
+        if s and (len(s.split()) <= _LABEL_MAX_WORDS or s.startswith(_LIST_MARKS) or _VERSION_NOTE_RE.match(s)):
             continue
         kept.append(line)
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()

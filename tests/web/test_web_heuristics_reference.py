@@ -70,8 +70,9 @@ def test_reference_page_that_repeats_its_sentences_is_still_caught():
 
 
 def test_strip_label_lines():
-    prose = "Examples\nBasic usage:\nReturns the number of ones.\n• options <Object>\nHistory\nA full sentence here."
-    assert strip_label_lines(prose) == "Returns the number of ones.\nA full sentence here."
+    prose = ("Examples\nBasic usage:\nReturns the number of ones.\n• options <Object>\nHistory\nRead-only.\n"
+             "New in version 1.3.\nChanged in version 2.0: the default is now the empty list.\nA full sentence is here.")
+    assert strip_label_lines(prose) == "Returns the number of ones.\nA full sentence is here."
 
 
 # ------------------------------------------------------------------------------ real pages
