@@ -381,8 +381,8 @@ def main(argv: list[str] | None = None) -> int:
                           f"{m['max_proc_rss_mib']:.0f} MiB (tree {m['peak_tree_rss_mib']:.0f} MiB)", flush=True)
                     results[(name, scale)].append(m)
                     outputs[(name, scale)] = outs  # outputs are deterministic: keep the last
-                    if rep < args.repeats - 1 or len(scales) > 1:
-                        shutil.rmtree(wd / "run", ignore_errors=True)
+                    if not args.work and (rep < args.repeats - 1 or len(scales) > 1):
+                        shutil.rmtree(wd / "run", ignore_errors=True)  # keep disk use low in a temporary folder
         report = summarize(manifest, scales, results, outputs, args)
         print(f"\ntotal time {time.perf_counter() - t_start:.0f} s; 1-min load average {load_start:.1f} at start, "
               f"{os.getloadavg()[0]:.1f} at end on {os.cpu_count()} CPUs (CPU seconds are robust to load, wall is not)")
@@ -463,8 +463,21 @@ def summarize(manifest, scales, results, outputs, args) -> dict:
 
         if scale == scales[0]:
             q = {n: kept_quality(pages[n], scorer) for n in pages}
-            table(f"quality of kept text ({name}), x{scale}", ["pipeline", "kept pages", "mean score", "token-weighted"],
-                  [[n, str(q[n][2]), f"{q[n][0]:.3f}", f"{q[n][1]:.3f}"] for n in q])
+            rows = [[n, "all kept", str(q[n][2]), f"{q[n][0]:.3f}", f"{q[n][1]:.3f}"] for n in q]
+            fw_set = {u for u, ts in pages["fineweb"].items() if ts}
+            as_set = {u for u, ts in pages["assay"].items() if ts}
+            kind = {p["url"]: p["kind"] for p in manifest}
+            for label, urls, who in (("kept by both", fw_set & as_set, "assay"),
+                                     ("kept by both", fw_set & as_set, "fineweb"),
+                                     ("assay only", as_set - fw_set, "assay"),
+                                     ("fineweb only", fw_set - as_set, "fineweb")):
+                sub = {u: pages[who][u] for u in urls}
+                mq = kept_quality(sub, scorer)
+                n_doc = sum(kind.get(u) == "doc" for u in urls)
+                rows.append([who, f"{label} ({n_doc} doc pages)", str(mq[2]), f"{mq[0]:.3f}", f"{mq[1]:.3f}"])
+                report[f"quality_{label.replace(' ', '_')}_{who}_x{scale}"] = mq
+            table(f"quality of kept text ({name}; higher is better), x{scale}",
+                  ["pipeline", "pages", "count", "mean score", "token-weighted"], rows)
             report[f"quality_x{scale}"] = {"scorer": name, **{n: q[n] for n in q}}
     return report
 

@@ -159,3 +159,15 @@ def test_code_listing_exempt_from_prose_floors(doc_packages):
     assert decide(m2, {"rules": default_web_rules()}).reason in {"web_lang_score", "web_short_lines",
                                                                  "web_alpha_words", "web_line_punct",
                                                                  "web_list_ratio"}
+
+
+def test_unless_exempts_code_listings_only():
+    """``unless`` in a rule: the language floor and the prose-shape rules do not apply to code listings."""
+    rules = [r for r in default_web_rules() if r["name"] == "lang_score"]
+    assert rules and rules[0]["unless"]["signal"] == "web__code_char_frac"
+    spec = {"rules": rules}
+    low = {"source": "web", "lang__score_margin": -0.3}
+    assert decide(dict(low, web__code_char_frac=0.9), spec).reason is None
+    assert decide(dict(low, web__code_char_frac=0.1), spec).reason == "web_lang_score"
+    assert decide(low, spec).reason == "web_lang_score"  # no code share stored: the rule applies
+    assert decide(dict(low, lang__score_margin=0.2, web__code_char_frac=0.1), spec).reason is None
