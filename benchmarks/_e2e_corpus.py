@@ -77,7 +77,7 @@ class Sizes:
 
 
 # sized so that both pipelines at 1x and 5x finish within 30 minutes on the shared 2-core machine
-FULL = Sizes(doc_per_package=30, ir_chaos=90, scrapinghub=None, readability=20, warc_samples=25)
+FULL = Sizes(doc_per_package=45, ir_chaos=120, scrapinghub=None, readability=30, warc_samples=40)
 QUICK = Sizes(doc_per_package=8, ir_chaos=24, scrapinghub=10, readability=10, warc_samples=12)
 
 

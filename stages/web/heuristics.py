@@ -158,13 +158,25 @@ _MIX1 = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xBF58476D1CE4E5B9)
 
 
-def _top_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int) -> int:
+def _top_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.ndarray | None = None
+                         ) -> tuple[int, np.ndarray]:
     """datatrove ``find_top_duplicate(get_n_grams(words, n))``: length of the most frequent n-gram
-    (words joined by spaces; the first seen among ties) times its count."""
-    _, first, counts = np.unique(h, return_index=True, return_counts=True)
-    top = counts.max()
-    i = int(first[counts == top].min())
-    return int((clen[i] + n - 1) * top)
+    (words joined by spaces; the first seen among ties) times its count. ``positions``: as in
+    ``_all_duplicate_chars`` (every occurrence of a repeating window is among them). Returns
+    ``(characters, positions of repeating windows)``."""
+    if positions is None:
+        positions = np.arange(len(h))
+    else:
+        positions = positions[positions < len(h)]
+    top, i = 1, 0  # nothing repeats: Counter.most_common(1) gives the first window, once
+    if len(positions):
+        _, first, inverse, counts = np.unique(h[positions], return_index=True, return_inverse=True,
+                                              return_counts=True)
+        if counts.max() > 1:
+            top = int(counts.max())
+            i = int(positions[first[counts == top].min()])
+        positions = positions[counts[inverse] > 1]
+    return int((clen[i] + n - 1) * top), positions
 
 
 def _all_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.ndarray | None = None
@@ -253,10 +265,13 @@ def gopher_repetition_signals(text: str, words: list[str] | None = None, table: 
         out[f"top_{n}gram_char_frac"] = 0.0
     for n in GOPHER_DUP_NGRAMS:
         out[f"dup_{n}gram_char_frac"] = 0.0
+    # a window of n words can only repeat where its (n-1)-word prefix repeats: one full sort (n=2),
+    # then each n looks at the positions the previous n left
     positions = None
     for n, h, clen in table.ngram_hashes(max(GOPHER_DUP_NGRAMS)):
         if n in GOPHER_TOP_NGRAMS:
-            out[f"top_{n}gram_char_frac"] = _r(_top_duplicate_chars(h, clen, n) / n_chars)
+            chars, positions = _top_duplicate_chars(h, clen, n, positions)
+            out[f"top_{n}gram_char_frac"] = _r(chars / n_chars)
         if n in GOPHER_DUP_NGRAMS:
             chars, positions = _all_duplicate_chars(h, clen, n, positions)
             out[f"dup_{n}gram_char_frac"] = _r(chars / n_chars)
