@@ -119,10 +119,10 @@ class _WordTable:
     __slots__ = ("words", "uniq", "ids", "lens", "_h1")
 
     def __init__(self, words: list[str]):
-        vocab: dict[str, int] = {}
-        ids = [vocab.setdefault(w, len(vocab)) for w in words]
+        self.uniq = list(dict.fromkeys(words))  # first-seen order
+        index = {w: i for i, w in enumerate(self.uniq)}
+        ids = list(map(index.__getitem__, words))
         self.words = words
-        self.uniq = list(vocab)
         self.ids = np.fromiter(ids, dtype=np.int64, count=len(ids))
         ulen = np.fromiter(map(len, self.uniq), dtype=np.int64, count=len(self.uniq))
         self.lens = ulen[self.ids] if len(ids) else np.zeros(0, dtype=np.int64)
