@@ -44,8 +44,13 @@ def _heuristics(prefix: str) -> dict[str, str]:
 
 WEB_HEURISTICS = {
     **_heuristics(""), **_heuristics("prose__"),
+    # reference-aware repetition signals (stages/web/heuristics.py `reference_signals`): the duplicate and
+    # top-n-gram fractions and FineWeb's char_dup, measured without label lines on reference pages
+    **{("ref__" + k[len("prose__"):]): v for k, v in _heuristics("prose__").items()
+       if k.startswith(("prose__gopher__dup_", "prose__gopher__top_")) or k == "prose__fineweb__char_dup_ratio"},
     **_names("web__", "float", "code_char_frac", "math_char_frac", "prose_char_frac"),
-    **_names("web__", "int", "measured_chars", "n_code_blocks", "n_math", "table_rows"),
+    **_names("web__", "int", "measured_chars", "n_code_blocks", "n_math", "table_rows", "n_inline_code"),
+    "web__reference_page": "bool",
 }
 PROVENANCE = {"url": "str", "path": "str", "date": "str", "content_type": "str", "record_id": "str",
               "source_file": "str"}
@@ -91,7 +96,9 @@ PDF_ARTIFACTS = {
 }
 EXTRACT = {
     **_names("extract__", "str", "backend", "error"),
-    **_names("extract__", "int", "chars", "html_chars", "n_code_blocks", "n_inline_code", "n_math", "n_tables"),
+    **_names("extract__", "int", "chars", "html_chars", "n_code_blocks", "n_inline_code", "n_math", "n_tables",
+             "tokens"),
+    "html__raw_tokens": "int",  # whitespace tokens of the raw HTML: where the report's web funnel starts
 }
 LANGID = {**_names("lang__", "str", "code", "model"), **_names("lang__", "float", "score", "score_margin", "threshold")}
 DECONT = {**_names("decont__", "str", "benchmark", "item", "mode"), "decont__match": "bool", "decont__overlap": "float",
@@ -302,6 +309,11 @@ def decision_problems(recipe, lines: Mapping[tuple, int] | None = None) -> list[
         why = check_rule_signal(rule.name, rule.signal, rule.op, rule.value, typ_in(srcs, rule.signal))
         if why:
             problems.append((why, ("decisions", "rules", i)))
+        if rule.unless is not None:
+            u = rule.unless
+            why = check_rule_signal(f"{rule.name} (unless)", u.signal, u.op, u.value, typ_in(srcs, u.signal))
+            if why:
+                problems.append((why, ("decisions", "rules", i, "unless")))
     for src, weights in dec.ensemble.items():
         srcs = [src] if src in per_source else ([None] if None in per_source else [])
         for sig in weights:

@@ -228,6 +228,48 @@ def document_funnel(summary: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return funnels
 
 
+def raw_token_funnel(run_dir: Path) -> list[dict[str, Any]] | None:
+    """Web pages from raw HTML to written text, in whitespace tokens (one unit all the way): raw HTML
+    (``html__raw_tokens``), removed by parsing (raw minus ``extract__tokens``), removed at each
+    decision stage (the ``extract__tokens`` of the excluded pages), written. None when the signal
+    store has no ``html__raw_tokens`` (no web source, or a run from before the signal existed)."""
+    import pyarrow.parquet as pq
+
+    run_dir = Path(run_dir)
+    parts = sorted((run_dir / "signals").glob("part-*.parquet"))
+    tokens: dict[str, int] = {}
+    raw = 0
+    for p in parts:
+        cols = set(pq.ParquetFile(p).schema_arrow.names)
+        if not {"html__raw_tokens", "extract__tokens"} <= cols:
+            continue
+        t = pq.read_table(p, columns=["id", "html__raw_tokens", "extract__tokens"]).to_pylist()
+        for r in t:
+            if r["html__raw_tokens"] is None:
+                continue
+            raw += int(r["html__raw_tokens"])
+            tokens[r["id"]] = int(r["extract__tokens"] or 0)
+    if not tokens:
+        return None
+    removed: dict[str, int] = {}
+    for p in sorted((run_dir / "excluded").glob("*.parquet")):
+        for r in pq.read_table(p, columns=["id", "stage"]).to_pylist():
+            if r["id"] in tokens:
+                removed[r["stage"] or "rules"] = removed.get(r["stage"] or "rules", 0) + tokens[r["id"]]
+    extracted = sum(tokens.values())
+    rows = [{"stage": "raw HTML", "tokens_removed": 0, "tokens_out": raw},
+            {"stage": "parsing", "tokens_removed": raw - extracted, "tokens_out": extracted}]
+    left = extracted
+    order = [st for st in STAGE_ORDER if st in removed] + sorted(set(removed) - set(STAGE_ORDER))
+    for st in order:
+        left -= removed[st]
+        rows.append({"stage": st, "tokens_removed": removed[st], "tokens_out": left})
+    rows.append({"stage": "written", "tokens_removed": 0, "tokens_out": left})
+    for r in rows:
+        r["share_removed"] = r["tokens_removed"] / raw if raw else 0.0
+    return rows
+
+
 def _load(run_dir: Path) -> dict[str, Any]:
     run_dir = Path(run_dir)
     manifest = load_manifest(run_dir)
@@ -241,6 +283,7 @@ def _load(run_dir: Path) -> dict[str, Any]:
         "signal_store_documents": signal_store_count(run_dir),
         "unfinished": unfinished_phases(run_dir),
         "readers": reader_counts(run_dir),
+        "raw_funnel": raw_token_funnel(run_dir),
     }
 
 
@@ -451,6 +494,26 @@ def render_html(run_dir: Path) -> str:
         w(f'<p class="{"ok" if ok else "warn"}">Conservation: {read}signal store holds {_m("conservation/signal_store", ss, tag="span")} documents; '
           f'written + excluded = {_m("conservation/written_plus_excluded", docs_in, tag="span")} '
           f'({"match" if ok else "MISMATCH"}).</p>')
+
+    # funnel from raw HTML (web) ----------------------------------------------------------------
+    raw_f = d.get("raw_funnel")
+    if raw_f:
+        total = raw_f[0]["tokens_out"]
+        kept = raw_f[-1]["tokens_out"]
+        share = round(1 - kept / total, 4) if total else 0.0
+        share_txt = f"{100 * share:.1f}%"
+        w("<h2>Web: from raw HTML</h2><p class=\"sub\">Whitespace tokens of the raw HTML of every web page, the share "
+          "removed by parsing (extraction), by each decision stage (the extracted tokens of the pages excluded there), "
+          f"and what is written: {_m('raw_funnel/removed_share', share, share_txt, tag='span')} "
+          "of raw tokens removed in all.</p>")
+        w("<table><tr><th>stage</th><th>tokens removed</th><th>share of raw</th><th>tokens left</th></tr>")
+        for r in raw_f:
+            pre = f"raw_funnel/{r['stage']}"
+            pct_txt = f"{100 * r['share_removed']:.1f}%"
+            w(f"<tr><td>{html.escape(STAGE_LABELS.get(r['stage'], r['stage']))}</td>"
+              f"{_m(pre + '/tokens_removed', r['tokens_removed'])}{_m(pre + '/share_removed', round(r['share_removed'], 4), pct_txt)}"
+              f"{_m(pre + '/tokens_out', r['tokens_out'])}</tr>")
+        w("</table>")
 
     # funnel --------------------------------------------------------------------------------
     w("<h2>Funnel</h2><p class=\"sub\">Documents and tokens entering and leaving every stage of the decision, "

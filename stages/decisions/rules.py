@@ -112,6 +112,15 @@ def _source(columns: set[str]):
     return pl.col("source").cast(pl.String) if "source" in columns else pl.lit(None, dtype=pl.String)
 
 
+def _condition_holds(cond, columns: set[str]):
+    """`signal op value` of an `unless` condition: True where it holds; a missing signal never holds."""
+    import polars as pl
+
+    if cond.signal not in columns:
+        return pl.lit(False)
+    return _holds(_typed_col(cond.signal, cond.op, cond.value), cond.op, cond.value).fill_null(False)
+
+
 def rule_failure_exprs(df, spec) -> list[tuple[Any, Any]]:
     """For each recipe rule, a boolean expression `rule fails` and the reason it gives."""
     import polars as pl
@@ -124,6 +133,8 @@ def rule_failure_exprs(df, spec) -> list[tuple[Any, Any]]:
         sources = rule.sources()
         applies = source.is_in(sources).fill_null(False) if sources else pl.lit(True)
         fails = applies & _fails(rule.signal, rule.op, rule.value, rule.when_missing, columns)
+        if rule.unless is not None:  # the rule does not apply where its `unless` condition holds
+            fails = fails & ~_condition_holds(rule.unless, columns)
         reason = (source.fill_null("doc") if sources is None else source) + pl.lit(f"_{rule.name}")
         out.append((fails, reason))
     return out

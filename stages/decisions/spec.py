@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal, Mapping, Union
+from typing import Optional, Any, Literal, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -61,8 +61,27 @@ def _check_value(name: str, op: str, value: Any) -> Any:
     return value
 
 
+class ConditionSpec(_Model):
+    """`signal op value` (a missing signal never holds); the `unless` of a rule."""
+
+    signal: str
+    op: Op
+    value: Union[Scalar, list[Scalar], None] = None
+
+    @model_validator(mode="after")
+    def _typed_value(self) -> "ConditionSpec":
+        checked = _check_value(f"unless {self.signal}", self.op, self.value)
+        if checked is not self.value:
+            object.__setattr__(self, "value", checked)
+        return self
+
+
 class RuleSpec(_Model):
-    """Keep a document only when `signal op value` holds; else exclude it with reason `<source>_<name>`."""
+    """Keep a document only when `signal op value` holds; else exclude it with reason `<source>_<name>`.
+
+    `unless`: the rule does not apply to a document for which this condition holds (e.g. a language
+    floor that does not apply to code listings: `unless: {signal: web__code_char_frac, op: ">=", value: 0.25}`).
+    """
 
     name: str
     signal: str
@@ -70,6 +89,7 @@ class RuleSpec(_Model):
     value: Union[Scalar, list[Scalar], None] = None
     source: Union[str, list[str], None] = None
     when_missing: Literal["keep", "reject"] = "keep"
+    unless: Optional[ConditionSpec] = None
 
     @field_validator("name")
     @classmethod

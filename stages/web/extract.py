@@ -1051,7 +1051,8 @@ class HtmlExtractor(PipelineStep):
 
     Documents whose ``content_type`` is not HTML (e.g. WET plain text) and documents already carrying
     a ``reject_reason`` pass through unchanged. Writes ``extract__backend``, ``extract__chars``,
-    ``extract__html_chars``, ``extract__n_code_blocks``, ``extract__n_inline_code``,
+    ``extract__tokens`` and ``html__raw_tokens`` (whitespace tokens of the text and of the raw HTML: the
+    report's funnel from raw HTML), ``extract__html_chars``, ``extract__n_code_blocks``, ``extract__n_inline_code``,
     ``extract__n_math``, ``extract__n_tables``. Empty output -> ``reject_reason="web_empty_extraction"``;
     an extractor crash -> ``reject_reason="web_extraction_error"``; tag nesting deeper than ``MAX_DEPTH``
     -> ``web_extract_too_deep``; over ``time_limit_s`` -> ``web_extract_timeout``.
@@ -1087,6 +1088,7 @@ class HtmlExtractor(PipelineStep):
                 continue
             html = doc.text or ""
             meta["extract__html_chars"] = len(html)
+            meta["html__raw_tokens"] = len(html.split())  # whitespace tokens of the raw HTML: the funnel's start
             if len(html) > self.max_html_chars:
                 html = html[: self.max_html_chars]
                 self.stat_update("html_cut")
@@ -1115,6 +1117,7 @@ class HtmlExtractor(PipelineStep):
             meta["extract__backend"] = self.backend
             doc.text = text
             meta["extract__chars"] = len(text)
+            meta["extract__tokens"] = len(text.split())
             if st is not None:
                 meta["extract__n_code_blocks"] = st.get("n_code_blocks_kept", 0)
                 meta["extract__n_inline_code"] = st.get("n_inline_code", 0)

@@ -9,23 +9,23 @@ the page is code/math.
 
 Words come from a fast regex splitter (no spaCy/nltk): ``\\w+`` runs (with inner apostrophes) and
 runs of punctuation, as nltk's word tokenizer would split English. Sentences for C4 are counted
-with a terminal-punctuation regex. The duplicate/n-gram helpers are datatrove's own.
+with a terminal-punctuation regex. Duplicate lines/paragraphs use datatrove's helper; the n-gram
+statistics (top 2-4-gram, duplicate 5-10-gram character fractions) follow datatrove's definitions
+on integer word ids and 64-bit window hashes (numpy), several times faster on long pages.
 """
 
 from __future__ import annotations
 
 import re
+import zlib
+from collections import Counter
 
+import numpy as np
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.filters.c4_filters import CITATION_REGEX, END_PUNCTUATION, POLICY_SUBSTRINGS
 from datatrove.pipeline.filters.gopher_quality_filter import STOP_WORDS
-from datatrove.pipeline.filters.gopher_repetition_filter import (
-    find_all_duplicate,
-    find_duplicates,
-    find_top_duplicate,
-    get_n_grams,
-)
+from datatrove.pipeline.filters.gopher_repetition_filter import find_duplicates
 from datatrove.utils.text import PUNCTUATION_SET, TERMINAL_PUNCTUATION
 
 _WORD_RE = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]+", re.UNICODE)
@@ -40,6 +40,7 @@ _INLINE_CODE_RE = re.compile(r"(`+)[^`\n]+?\1")
 _TABLE_ROW_RE = re.compile(r"^\|.*\|[ \t]*$", re.M)
 
 _STOP_WORDS = frozenset(STOP_WORDS)
+_POLICY_RE = re.compile("|".join(re.escape(p) for p in POLICY_SUBSTRINGS))
 _FINEWEB_STOP_CHARS = tuple(TERMINAL_PUNCTUATION)
 
 GOPHER_TOP_NGRAMS = (2, 3, 4)
@@ -51,9 +52,28 @@ def split_words(text: str) -> list[str]:
     return _WORD_RE.findall(text)
 
 
+_PLACEHOLDER_LETTERS = "bcdfghjklmnpqrstvwxz"
+
+
+def inline_code_word(code: str) -> str:
+    """The one-word stand-in for an inline code span in the prose-only text: five letters derived
+    from the span (crc32), so the same code gives the same word and different code different words.
+
+    A fixed stand-in (the earlier ``x``) turned option and column lists (one `--flag` or `name` per
+    line) into runs of identical ``x`` lines: the duplicate-line, duplicate-paragraph and
+    character-duplication rules then fired on reference pages with no repetition at all."""
+    h = zlib.crc32(code.encode("utf-8", "surrogatepass"))
+    out = []
+    for _ in range(5):
+        h, r = divmod(h, len(_PLACEHOLDER_LETTERS))
+        out.append(_PLACEHOLDER_LETTERS[r])
+    return "".join(out)
+
+
 def split_prose(text: str) -> tuple[str, dict]:
     """Remove code blocks, math, inline code and table rows. Returns ``(prose, counts)``."""
-    counts = {"n_code_blocks": 0, "code_chars": 0, "n_math": 0, "math_chars": 0, "table_rows": 0}
+    counts = {"n_code_blocks": 0, "code_chars": 0, "n_math": 0, "math_chars": 0, "table_rows": 0,
+              "n_inline_code": 0}
 
     def _count(key_n, key_c, repl=" "):
         def f(m):
@@ -65,7 +85,15 @@ def split_prose(text: str) -> tuple[str, dict]:
     prose = _FENCE_RE.sub(_count("n_code_blocks", "code_chars", "\n"), text)
     prose = _DISPLAY_MATH_RE.sub(_count("n_math", "math_chars", "\n"), prose)
     prose = _INLINE_MATH_RE.sub(_count("n_math", "math_chars", "x"), prose)
-    prose = _INLINE_CODE_RE.sub(lambda m: "x", prose)  # keep the sentence shape: one word
+    n_inline = [0]
+
+    def _inline(m: re.Match) -> str:
+        n_inline[0] += 1
+        return inline_code_word(m.group(0))
+
+    # keep the sentence shape: one word per inline code span, the same word for the same code
+    prose = _INLINE_CODE_RE.sub(_inline, prose)
+    counts["n_inline_code"] = n_inline[0]
     n_rows = len(_TABLE_ROW_RE.findall(prose))
     counts["table_rows"] = n_rows
     if n_rows:
@@ -79,34 +107,142 @@ def _r(x: float) -> float:
 
 
 def _alpha_ws_ratio(text: str) -> float:
-    toks = text.split()
-    return _r(sum(any(c.isalpha() for c in t) for t in toks) / len(toks)) if toks else 0.0
+    toks = Counter(text.split())
+    n = sum(toks.values())
+    return _r(sum(c for t, c in toks.items() if any(ch.isalpha() for ch in t)) / n) if n else 0.0
 
 
-def gopher_quality_signals(text: str, words: list[str] | None = None) -> dict:
+class _WordTable:
+    """Words as integer ids (first-seen order) with per-word lengths: the n-gram statistics below
+    run on arrays of ids instead of joined strings (datatrove's helpers join every window)."""
+
+    __slots__ = ("words", "uniq", "ids", "lens", "_h1")
+
+    def __init__(self, words: list[str]):
+        self.uniq = list(dict.fromkeys(words))  # first-seen order
+        index = {w: i for i, w in enumerate(self.uniq)}
+        ids = list(map(index.__getitem__, words))
+        self.words = words
+        self.ids = np.fromiter(ids, dtype=np.int64, count=len(ids))
+        ulen = np.fromiter(map(len, self.uniq), dtype=np.int64, count=len(self.uniq))
+        self.lens = ulen[self.ids] if len(ids) else np.zeros(0, dtype=np.int64)
+        self._h1 = None
+
+    def per_word(self, fn) -> np.ndarray:
+        """A boolean property computed once per distinct word, spread over all positions."""
+        if not self.uniq:
+            return np.zeros(0, dtype=bool)
+        u = np.fromiter((bool(fn(w)) for w in self.uniq), dtype=bool, count=len(self.uniq))
+        return u[self.ids]
+
+    def ngram_hashes(self, max_n: int):
+        """Yield ``(n, hashes, char_lengths)`` for n = 1..max_n: a 64-bit hash of each window of n
+        words and the summed length of its words (no separators)."""
+        m = len(self.ids)
+        if m == 0:
+            return
+        with np.errstate(over="ignore"):
+            h1 = (self.ids.astype(np.uint64) + np.uint64(1)) * _MIX1
+            h1 ^= h1 >> np.uint64(31)
+            h1 *= _MIX2
+        cs = np.concatenate(([0], np.cumsum(self.lens)))
+        h = h1
+        for n in range(1, min(max_n, m) + 1):
+            if n > 1:
+                with np.errstate(over="ignore"):
+                    h = (h[:-1] ^ (h[:-1] >> np.uint64(29))) * _MIX2 + h1[n - 1:]
+            yield n, h, cs[n:] - cs[:-n]
+
+
+_MIX1 = np.uint64(0x9E3779B97F4A7C15)
+_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
+
+
+def _top_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.ndarray | None = None
+                         ) -> tuple[int, np.ndarray]:
+    """datatrove ``find_top_duplicate(get_n_grams(words, n))``: length of the most frequent n-gram
+    (words joined by spaces; the first seen among ties) times its count. ``positions``: as in
+    ``_all_duplicate_chars`` (every occurrence of a repeating window is among them). Returns
+    ``(characters, positions of repeating windows)``."""
+    if positions is None:
+        positions = np.arange(len(h))
+    else:
+        positions = positions[positions < len(h)]
+    top, i = 1, 0  # nothing repeats: Counter.most_common(1) gives the first window, once
+    if len(positions):
+        _, first, inverse, counts = np.unique(h[positions], return_index=True, return_inverse=True,
+                                              return_counts=True)
+        if counts.max() > 1:
+            top = int(counts.max())
+            i = int(positions[first[counts == top].min()])
+        positions = positions[counts[inverse] > 1]
+    return int((clen[i] + n - 1) * top), positions
+
+
+def _all_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.ndarray | None = None
+                         ) -> tuple[int, np.ndarray]:
+    """datatrove ``find_all_duplicate(words, n)``: greedy left-to-right scan; a window seen before
+    adds its characters and skips n words. Only windows that occur more than once can match, so the
+    scan visits those positions only. ``positions``: the only positions whose window can repeat
+    (those of the (n-1)-word windows that repeat: a window repeats only if its prefix does).
+    Returns ``(characters, positions of repeating windows)``."""
+    if positions is None:
+        positions = np.arange(len(h))
+    else:
+        positions = positions[positions < len(h)]
+    if not len(positions):
+        return 0, positions
+    _, inverse, counts = np.unique(h[positions], return_inverse=True, return_counts=True)
+    cand = positions[counts[inverse] > 1]
+    if not len(cand):
+        return 0, cand
+    seen: set[int] = set()
+    rep, nxt = 0, 0
+    for pos, g, ln in zip(cand.tolist(), h[cand].tolist(), clen[cand].tolist()):
+        if pos < nxt:
+            continue
+        if g in seen:
+            rep += ln
+            nxt = pos + n
+        else:
+            seen.add(g)
+            nxt = pos + 1
+    return int(rep), cand
+
+
+def _is_non_symbol(w: str) -> bool:
+    return any(ch not in PUNCTUATION_SET for ch in w)
+
+
+def _has_alpha(w: str) -> bool:
+    return any(c.isalpha() for c in w)
+
+
+def gopher_quality_signals(text: str, words: list[str] | None = None, table: _WordTable | None = None) -> dict:
     """Values behind datatrove's GopherQualityFilter (same definitions)."""
-    words = split_words(text) if words is None else words
-    n_words = len(words)
-    non_symbol = [w for w in words if any(ch not in PUNCTUATION_SET for ch in w)]
-    n_ns = len(non_symbol)
+    table = table or _WordTable(split_words(text) if words is None else words)
+    n_words = len(table.ids)
+    ns = table.per_word(_is_non_symbol)
+    n_ns = int(ns.sum())
     lines = text.splitlines() or [""]
     out = {
         "n_words": n_ns,
-        "mean_word_length": _r(sum(len(w) for w in non_symbol) / n_ns) if n_ns else 0.0,
+        "mean_word_length": _r(table.lens[ns].sum() / n_ns) if n_ns else 0.0,
         "hash_word_ratio": _r(text.count("#") / n_words) if n_words else 0.0,
         "ellipsis_word_ratio": _r((text.count("...") + text.count("…")) / n_words) if n_words else 0.0,
         "bullet_lines_ratio": _r(sum(s.lstrip().startswith(("•", "-")) for s in lines) / len(lines)),
         "end_ellipsis_lines_ratio": _r(sum(s.rstrip().endswith(("...", "…")) for s in lines) / len(lines)),
-        "alpha_words_ratio": _r(sum(any(c.isalpha() for c in w) for w in words) / n_words) if n_words else 0.0,
+        "alpha_words_ratio": _r(table.per_word(_has_alpha).sum() / n_words) if n_words else 0.0,
         # the Gopher paper's reading: whitespace-separated words (punctuation stays attached)
         "alpha_ws_words_ratio": _alpha_ws_ratio(text),
-        "stop_words": len(_STOP_WORDS.intersection(w.lower() for w in words)),
+        "stop_words": len(_STOP_WORDS.intersection(w.lower() for w in table.uniq)),
     }
     return out
 
 
-def gopher_repetition_signals(text: str, words: list[str] | None = None) -> dict:
-    """Values behind datatrove's GopherRepetitionFilter (same definitions)."""
+def gopher_repetition_signals(text: str, words: list[str] | None = None, table: _WordTable | None = None) -> dict:
+    """Values behind datatrove's GopherRepetitionFilter (same definitions; n-grams compared as word
+    sequences, where datatrove compares the words joined without separators)."""
     out: dict = {}
     stripped = text.strip()
     n_chars = max(len(text), 1)
@@ -124,12 +260,21 @@ def gopher_repetition_signals(text: str, words: list[str] | None = None) -> dict
         out["dup_line_char_frac"] = _r(lc / n_chars)
     else:
         out["dup_line_frac"] = out["dup_line_char_frac"] = 0.0
-    words = split_words(text) if words is None else words
+    table = table or _WordTable(split_words(text) if words is None else words)
     for n in GOPHER_TOP_NGRAMS:
-        grams = get_n_grams(words, n)
-        out[f"top_{n}gram_char_frac"] = _r(find_top_duplicate(grams) / n_chars) if grams else 0.0
+        out[f"top_{n}gram_char_frac"] = 0.0
     for n in GOPHER_DUP_NGRAMS:
-        out[f"dup_{n}gram_char_frac"] = _r(find_all_duplicate(words, n) / n_chars) if len(words) >= n else 0.0
+        out[f"dup_{n}gram_char_frac"] = 0.0
+    # a window of n words can only repeat where its (n-1)-word prefix repeats: one full sort (n=2),
+    # then each n looks at the positions the previous n left
+    positions = None
+    for n, h, clen in table.ngram_hashes(max(GOPHER_DUP_NGRAMS)):
+        if n in GOPHER_TOP_NGRAMS:
+            chars, positions = _top_duplicate_chars(h, clen, n, positions)
+            out[f"top_{n}gram_char_frac"] = _r(chars / n_chars)
+        if n in GOPHER_DUP_NGRAMS:
+            chars, positions = _all_duplicate_chars(h, clen, n, positions)
+            out[f"dup_{n}gram_char_frac"] = _r(chars / n_chars)
     return out
 
 
@@ -144,18 +289,18 @@ def c4_signals(text: str) -> dict:
     lower = text.lower()
     for line in lines:
         words = line.split()
-        if any(len(w) > 1000 for w in words):
+        if len(line) > 1000 and max(map(len, words)) > 1000:
             too_long += 1
             continue
-        line_nc = CITATION_REGEX.sub("", line)
+        line_nc = CITATION_REGEX.sub("", line) if "[" in line else line
         ll = line_nc.lower()
-        if "javascript" in ll:
-            js += 1
-        if any(p in ll for p in POLICY_SUBSTRINGS):
-            policy += 1
+        has_js = "javascript" in ll
+        has_policy = _POLICY_RE.search(ll) is not None
+        js += has_js
+        policy += has_policy
         if not line_nc.endswith(END_PUNCTUATION) or line_nc.endswith("..."):
             continue
-        if len(words) < 3 or "javascript" in ll or any(p in ll for p in POLICY_SUBSTRINGS):
+        if len(words) < 3 or has_js or has_policy:
             continue
         kept += 1
         n_sentences += max(1, len(_SENT_END_RE.findall(line_nc)))
@@ -189,10 +334,11 @@ def fineweb_signals(text: str, words: list[str] | None = None, short_line_length
 def classic_signals(text: str, prefix: str = "") -> dict:
     """All classic signals for ``text`` as flat ``<prefix>gopher__*``, ``c4__*``, ``fineweb__*`` keys."""
     words = split_words(text)
+    table = _WordTable(words)
     out = {}
-    for k, v in gopher_quality_signals(text, words).items():
+    for k, v in gopher_quality_signals(text, table=table).items():
         out[f"{prefix}gopher__{k}"] = v
-    for k, v in gopher_repetition_signals(text, words).items():
+    for k, v in gopher_repetition_signals(text, table=table).items():
         out[f"{prefix}gopher__{k}"] = v
     for k, v in c4_signals(text).items():
         out[f"{prefix}c4__{k}"] = v
@@ -201,17 +347,81 @@ def classic_signals(text: str, prefix: str = "") -> dict:
     return out
 
 
+# a page carries reference material when this much of it is code, or it has this many inline code
+# spans or table rows
+REFERENCE_CODE_FRAC = 0.05
+REFERENCE_INLINE_CODE = 5
+REFERENCE_TABLE_ROWS = 5
+_LABEL_MAX_WORDS = 4
+_LIST_MARKS = ("• ", "- ", "* ", "+ ", "◦ ", "▪ ")
+_VERSION_NOTE_RE = re.compile(r"(New|Changed|Added|Deprecated|Removed)( in| since)? (version|v?\d)", re.I)
+
+
+def is_reference_page(counts: dict, n_chars: int) -> bool:
+    """Whether a page carries code or tables (``split_prose`` counts): reference documentation."""
+    return (counts.get("code_chars", 0) >= REFERENCE_CODE_FRAC * max(n_chars, 1)
+            or counts.get("n_inline_code", 0) >= REFERENCE_INLINE_CODE
+            or counts.get("table_rows", 0) >= REFERENCE_TABLE_ROWS)
+
+
+def strip_label_lines(prose: str) -> str:
+    """Prose without the structure that repeats once per entry of an API reference: short label
+    lines (at most four words: "Examples", "Returns", "History", "Added in: v10.6.0", "source",
+    "Read-only."), version notes ("New in version 1.3.", "Changed in version 2.0: ...",
+    "Deprecated since version 3.1") and list items (parameter lists: "- options <Object>", "• ttl
+    <boolean> Retrieves the Time-To-Live value ..." repeat for every function taking them)."""
+    kept = []
+    for line in prose.split("\n"):
+        s = line.strip()
+        if s and (len(s.split()) <= _LABEL_MAX_WORDS or s.startswith(_LIST_MARKS) or _VERSION_NOTE_RE.match(s)):
+            continue
+        kept.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def reference_repetition_signals(prose: str, counts: dict, n_chars: int, prose_signals: dict) -> dict:
+    """``ref__*``: the repetition signals (Gopher duplicate lines/paragraphs/n-grams, FineWeb
+    character duplication) of a reference page measured on its prose without label lines
+    (``strip_label_lines``), character fractions relative to the whole page; on other pages the
+    prose values themselves. So one threshold keeps API references whose
+    "Parameters"/"Returns"/"Examples" labels repeat per entry, and still catches a page that repeats
+    its sentences."""
+    keys = [k for k in prose_signals if k.startswith(("prose__gopher__dup_", "prose__gopher__top_"))]
+    keys.append("prose__fineweb__char_dup_ratio")
+    ref = is_reference_page(counts, n_chars)
+    if ref:
+        body = strip_label_lines(prose)
+        table = _WordTable(split_words(body))
+        # character fractions relative to the whole page (its code included), as Gopher defines them
+        # on the page text: a code listing's few repeated navigation words are not the page
+        scale = len(body) / max(n_chars, len(body), 1)
+        vals = {f"gopher__{k}": (_r(v * scale) if "char_frac" in k else v)
+                for k, v in gopher_repetition_signals(body, table=table).items()}
+        vals["fineweb__char_dup_ratio"] = (_r(fineweb_signals(body, table.words)["char_dup_ratio"] * scale)
+                                           if body else 0.0)
+        out = {"ref__" + k[len("prose__"):]: vals[k[len("prose__"):]] for k in keys}
+    else:
+        out = {"ref__" + k[len("prose__"):]: prose_signals[k] for k in keys}
+    out["web__reference_page"] = ref
+    return out
+
+
 def web_heuristic_signals(text: str) -> dict:
     """Classic signals on the full text, the same on prose only (``prose__``), and ``web__`` shares."""
     out = classic_signals(text)
     prose, counts = split_prose(text)
-    out.update(classic_signals(prose, prefix="prose__"))
+    if prose == text.strip() and prose == text:  # nothing removed: the prose values are the classic ones
+        out.update({f"prose__{k}": v for k, v in list(out.items())})
+    else:
+        out.update(classic_signals(prose, prefix="prose__"))
+    out.update(reference_repetition_signals(prose, counts, len(text), out))
     n = max(len(text), 1)
     out["web__n_code_blocks"] = counts["n_code_blocks"]
     out["web__code_char_frac"] = _r(counts["code_chars"] / n)
     out["web__n_math"] = counts["n_math"]
     out["web__math_char_frac"] = _r(counts["math_chars"] / n)
     out["web__table_rows"] = counts["table_rows"]
+    out["web__n_inline_code"] = counts["n_inline_code"]
     out["web__prose_char_frac"] = _r(len(prose) / n) if text else 0.0
     return out
 

@@ -74,3 +74,19 @@ def test_every_kind_declares_typed_signals():
     for kind in REGISTRY.values():
         assert kind.signals, kind.name
         assert set(kind.signals.values()) <= {"bool", "int", "float", "str"}, kind.name
+
+
+def test_unless_condition_is_checked_at_load_and_applies():
+    """A rule's `unless` names a declared signal of the right type, checked before work; where it holds the
+    rule does not apply (issue 17: prose floors exempt code listings)."""
+    import polars as pl
+
+    from assay.stages.decisions.rules import decide_frame
+
+    with pytest.raises(RecipeError, match=r"unless.*unknown signal 'web__code_char_fracc'"):
+        load_recipe(None, ["decisions.rules.line_punct.unless.signal=web__code_char_fracc"])
+    spec = {"rules": [{"name": "line_punct", "source": "web", "signal": "p", "op": ">=", "value": 0.5,
+                       "unless": {"signal": "code", "op": ">=", "value": 0.25}}], "code_rules": None}
+    df = pl.DataFrame({"id": ["a", "b", "c"], "source": ["web"] * 3, "p": [0.1, 0.1, 0.9], "code": [0.5, 0.0, 0.0]})
+    out = decide_frame(df, spec)
+    assert out["reason"].to_list() == [None, "web_line_punct", None]

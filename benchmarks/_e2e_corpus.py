@@ -1,0 +1,363 @@
+"""The corpus of benchmarks/bench_e2e.py: real pages written as WARC response records.
+
+Pages:
+* general web pages from ``../shared/data``: ir_chaos (human gold main text), the scrapinghub share
+  (``articleBody`` gold), Mozilla readability inputs, and the HTML responses of the WARC samples
+  (real crawls; their own HTTP headers kept);
+* reference documentation from Debian documentation packages, fetched with ``apt-get download`` at
+  benchmark time and unpacked with ``dpkg -x`` into a cache folder outside the repository
+  (``$ASSAY_BENCH_CACHE``, default ``~/.cache/assay/bench_e2e``). ``python3.11-doc``,
+  ``postgresql-doc-*`` and ``git-doc`` are never used here: they stay for independent checks.
+
+Every page is one WARC ``response`` record (warcio) with an HTTP/1.1 status line and real headers
+(``Content-Type`` with the charset when it is known, ``Content-Length``, ``Date``). The 1x corpus
+holds each page once; the 5x corpus holds each page and four copies with small seeded random edits
+(a word deleted, two words swapped or one repeated in a few text runs; ``?copy=<n>`` in the URL),
+so near-duplicates exist. Records are shuffled (seeded) over ``n_files`` WARC files.
+
+``manifest.jsonl`` next to the WARC files has one line per original page: ``url``, ``site``,
+``kind`` (``doc`` | ``web``), ``split`` (benchmarks/splits.py, grouped by site), ``raw_tokens``
+(whitespace tokens of the raw HTML), ``pre_lines`` (documentation pages: non-empty lines of every
+``<pre>``), ``gold`` (main text, where a human gold exists).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import random
+import re
+import subprocess
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from pathlib import Path
+
+from _web_data import pre_lines, shared_data_dir
+from splits import site_of, split_of
+
+# what the issue asks for; versioned names are resolved with apt-cache (the newest candidate)
+DOC_PACKAGES = ("rust-doc", "nodejs-doc", "python-django-doc", "sphinx-doc", "python-scipy-doc",
+                r"ruby3\.\d+-doc", r"golang-1\.\d+-doc", "python-pandas-doc")
+# reserved for independent checks: never part of this benchmark
+RESERVED_PACKAGE_RE = re.compile(r"^(python3\.11-doc|postgresql-doc(-\d+)?|git-doc)$")
+
+SPLIT_DATASET = "bench_e2e"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("ASSAY_BENCH_CACHE", Path.home() / ".cache" / "assay" / "bench_e2e"))
+
+
+@dataclass
+class Page:
+    url: str
+    site: str
+    kind: str  # "doc" | "web"
+    body: bytes
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    gold: str | None = None
+    pre: list[str] = field(default_factory=list)
+
+    @property
+    def split(self) -> str:
+        return split_of(self.site, dataset=SPLIT_DATASET)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How many pages of each kind (None: all)."""
+
+    doc_per_package: int | None
+    ir_chaos: int | None
+    scrapinghub: int | None
+    readability: int | None
+    warc_samples: int | None
+
+
+# sized so that both pipelines at 1x and 5x finish within 30 minutes on the shared 2-core machine
+FULL = Sizes(doc_per_package=45, ir_chaos=120, scrapinghub=None, readability=30, warc_samples=40)
+QUICK = Sizes(doc_per_package=8, ir_chaos=24, scrapinghub=10, readability=10, warc_samples=12)
+
+
+# ----------------------------------------------------------------------------------------------
+# Debian documentation packages
+# ----------------------------------------------------------------------------------------------
+def _candidate(pkg: str) -> str | None:
+    try:
+        out = subprocess.run(["apt-cache", "policy", pkg], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"Candidate:\s*(\S+)", out)
+    return m.group(1) if m and m.group(1) != "(none)" else None
+
+
+def resolve_package(spec: str) -> str | None:
+    """A package name (or a regex over names: the one with the highest version) that apt can fetch."""
+    if not any(c in spec for c in "\\[]().*+"):
+        return spec if _candidate(spec) else None
+    try:
+        names = subprocess.run(["apt-cache", "pkgnames"], capture_output=True, text=True, timeout=120).stdout.split()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    rx = re.compile(f"^{spec}$")
+    found = [n for n in names if rx.match(n) and _candidate(n)]
+
+    def version_key(name: str):
+        return [int(x) for x in re.findall(r"\d+", name)]
+
+    return max(found, key=version_key) if found else None
+
+
+def fetch_doc_packages(root: Path | None = None, packages=DOC_PACKAGES, log=print) -> dict[str, Path]:
+    """``apt-get download`` + ``dpkg -x`` each package into ``<cache>/pkgs/<name>`` (kept between runs)."""
+    root = root or cache_dir()
+    debs, pkgs = root / "debs", root / "pkgs"
+    debs.mkdir(parents=True, exist_ok=True)
+    out: dict[str, Path] = {}
+    for spec in packages:
+        if RESERVED_PACKAGE_RE.match(spec):
+            raise ValueError(f"{spec} is reserved for independent checks")
+        marker = root / "resolved" / re.sub(r"\W", "_", spec)
+        name = marker.read_text().strip() if marker.exists() else resolve_package(spec)
+        if not name:
+            log(f"  {spec}: no apt candidate, skipped")
+            continue
+        if RESERVED_PACKAGE_RE.match(name):
+            raise ValueError(f"{name} is reserved for independent checks")
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(name)
+        dest = pkgs / name
+        if not (dest / ".unpacked").exists():
+            found = sorted(debs.glob(f"{name}_*.deb"))
+            if not found:
+                r = subprocess.run(["apt-get", "download", name], cwd=debs, capture_output=True, text=True)
+                found = sorted(debs.glob(f"{name}_*.deb"))
+                if not found:
+                    log(f"  {name}: apt-get download failed ({r.stderr.strip()[-200:]}), skipped")
+                    continue
+            dest.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["dpkg", "-x", str(found[-1]), str(dest)], check=True)
+            (dest / ".unpacked").write_text(found[-1].name)
+        out[name] = dest
+    return out
+
+
+def doc_pages(name: str, folder: Path, n: int | None, rng: random.Random) -> list[Page]:
+    """Up to ``n`` HTML pages (over 2 KB: redirect stubs left out) of one unpacked package."""
+    files = sorted(p for p in folder.rglob("*.html") if p.is_file() and p.stat().st_size > 2048)
+    if n is not None and len(files) > n:
+        files = rng.sample(files, n)
+    host = f"docs.{name.replace('.', '-')}.test"
+    out = []
+    for p in sorted(files):
+        body = p.read_bytes()
+        rel = p.relative_to(folder).as_posix()
+        html = body.decode("utf-8", errors="replace")
+        out.append(Page(url=f"https://{host}/{rel}", site=site_of(host), kind="doc", body=body,
+                        headers=[("Content-Type", "text/html; charset=utf-8")], pre=pre_lines(html)))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# pages from ../shared/data
+# ----------------------------------------------------------------------------------------------
+_CANONICAL_RE = re.compile(rb'<link[^>]+rel=["\']?canonical["\']?[^>]*href=["\']([^"\'>]+)', re.I)
+_CANONICAL2_RE = re.compile(rb'<link[^>]+href=["\']([^"\'>]+)["\'][^>]*rel=["\']?canonical', re.I)
+_OG_URL_RE = re.compile(rb'property=["\']og:url["\'][^>]*content=["\']([^"\'>]+)', re.I)
+
+
+def _page_url(body: bytes, fallback: str) -> str:
+    for rx in (_CANONICAL_RE, _CANONICAL2_RE, _OG_URL_RE):
+        m = rx.search(body[:200_000])
+        if m:
+            url = m.group(1).decode("latin-1").strip()
+            if url.startswith("//"):
+                url = "http:" + url
+            if url.startswith("http"):
+                return url
+    return fallback
+
+
+def _take(items: list, n: int | None, rng: random.Random) -> list:
+    return items if n is None or len(items) <= n else sorted(rng.sample(items, n), key=items.index)
+
+
+def shared_pages(sizes: Sizes, rng: random.Random, root: Path | None = None) -> list[Page]:
+    root = root or shared_data_dir()
+    pages: list[Page] = []
+    ir = root / "html/ir_chaos"
+    files = sorted((ir / "html").glob("*.htm.gz"))
+    for p in _take(files, sizes.ir_chaos, rng):
+        stem = p.name[: -len(".htm.gz")]
+        gold_p = ir / "gold" / f"{stem}.txt"
+        body = gzip.decompress(p.read_bytes())
+        url = _page_url(body, f"https://ir-chaos-{stem}.test/")
+        gold = gold_p.read_bytes().decode("cp1252", errors="replace") if gold_p.exists() else None
+        pages.append(Page(url=url, site=site_of(url), kind="web", body=body, headers=[("Content-Type", "text/html")],
+                          gold=gold))
+    sh = root / "html/scrapinghub"
+    truth = json.loads((sh / "ground-truth.json").read_text())
+    keys = sorted(k for k in truth if (sh / "html" / f"{k}.html.gz").exists())
+    for k in _take(keys, sizes.scrapinghub, rng):
+        body = gzip.decompress((sh / "html" / f"{k}.html.gz").read_bytes())
+        url = truth[k].get("url") or f"https://scrapinghub-{k[:12]}.test/"
+        pages.append(Page(url=url, site=site_of(url), kind="web", body=body, headers=[("Content-Type", "text/html")],
+                          gold=truth[k].get("articleBody") or None))
+    rd = root / "html/readability/readability/input"
+    for p in _take(sorted(rd.glob("*.html")), sizes.readability, rng):
+        body = p.read_bytes()
+        url = _page_url(body, f"https://readability-{p.stem}.test/")
+        pages.append(Page(url=url, site=site_of(url), kind="web", body=body,
+                          headers=[("Content-Type", "text/html; charset=utf-8")]))
+    pages += _take(warc_sample_pages(root / "warc"), sizes.warc_samples, rng)
+    return pages
+
+
+def warc_sample_pages(folder: Path) -> list[Page]:
+    """HTML responses (status 200) of the WARC samples, with their own HTTP headers (transfer and
+    content encodings removed: the payload is stored decoded)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    out: list[Page] = []
+    seen: set[str] = set()
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or not re.search(r"\.(warc|arc)(\.gz)?$", path.name):
+            continue
+        try:
+            with open(path, "rb") as fh:
+                for rec in ArchiveIterator(fh, arc2warc=True):
+                    if rec.rec_type != "response" or rec.http_headers is None:
+                        continue
+                    if rec.http_headers.get_statuscode() != "200":
+                        continue
+                    ct = (rec.http_headers.get_header("Content-Type") or "").lower()
+                    url = rec.rec_headers.get_header("WARC-Target-URI") or ""
+                    if "html" not in ct or not url.startswith("http") or url in seen:
+                        continue
+                    try:
+                        body = rec.content_stream().read()
+                    except Exception:  # noqa: BLE001 - a broken sample record is skipped, not fatal
+                        continue
+                    if len(body) < 512:
+                        continue
+                    seen.add(url)
+                    headers = [(k, v) for k, v in rec.http_headers.headers
+                               if k.lower() not in ("content-length", "transfer-encoding", "content-encoding")]
+                    out.append(Page(url=url, site=site_of(url), kind="web", body=body, headers=headers))
+        except Exception:  # noqa: BLE001 - clipped/quirky sample files: keep what was read
+            continue
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# near-duplicate copies and WARC writing
+# ----------------------------------------------------------------------------------------------
+_TEXT_RUN_RE = re.compile(rb"<([A-Za-z][\w-]*)[^<>]*>([^<>]{40,})<")
+_NOT_TEXT_TAGS = {b"script", b"style", b"noscript", b"template", b"textarea"}
+
+
+def edit_copy(body: bytes, rng: random.Random, n_edits: int = 3) -> bytes:
+    """A near-duplicate: in ``n_edits`` random text runs (between tags, >= 40 bytes, not inside
+    script/style) delete a word,
+    swap two adjacent words or repeat a word. Bytes outside the edited runs are untouched."""
+    runs = [m.span(2) for m in _TEXT_RUN_RE.finditer(body) if m.group(1).lower() not in _NOT_TEXT_TAGS]
+    runs = [s for s in runs if len(body[s[0]:s[1]].split()) >= 4]
+    if not runs:
+        return body + b"\n<!-- copy -->\n"
+    chosen = sorted(rng.sample(runs, min(n_edits, len(runs))), reverse=True)
+    out = body
+    for a, b in chosen:
+        words = out[a:b].split(b" ")
+        if len(words) < 2:
+            continue
+        i = rng.randrange(len(words) - 1)
+        op = rng.choice(("delete", "swap", "repeat"))
+        if op == "delete":
+            del words[i]
+        elif op == "swap":
+            words[i], words[i + 1] = words[i + 1], words[i]
+        else:
+            words.insert(i, words[i])
+        out = out[:a] + b" ".join(words) + out[b:]
+    return out
+
+
+def _copy_url(url: str, n: int) -> str:
+    base, frag = (url.split("#", 1) + [""])[:2]
+    sep = "&" if "?" in base else "?"
+    return f"{base}{sep}copy={n}" + (f"#{frag}" if frag else "")
+
+
+def write_warcs(records: list[tuple[str, bytes, list[tuple[str, str]]]], folder: Path, n_files: int) -> None:
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    folder.mkdir(parents=True, exist_ok=True)
+    handles = [open(folder / f"part-{i:02d}.warc.gz", "wb") for i in range(n_files)]
+    try:
+        writers = [WARCWriter(h, gzip=True) for h in handles]
+        date = formatdate(usegmt=True)
+        for i, (url, body, headers) in enumerate(records):
+            hdrs = list(headers)
+            if not any(k.lower() == "date" for k, _ in hdrs):
+                hdrs.append(("Date", date))
+            hdrs.append(("Content-Length", str(len(body))))
+            http = StatusAndHeaders("200 OK", hdrs, protocol="HTTP/1.1")
+            w = writers[i % n_files]
+            rec = w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http)
+            w.write_record(rec)
+    finally:
+        for h in handles:
+            h.close()
+
+
+def raw_tokens(body: bytes) -> int:
+    return len(body.split())
+
+
+def build_corpus(out: Path, *, sizes: Sizes = FULL, copies: tuple[int, ...] = (1, 5), n_files: int = 4,
+                 seed: int = 0, log=print, doc_packages=DOC_PACKAGES) -> dict[int, Path]:
+    """Write ``out/x<k>/part-*.warc.gz`` for each k in ``copies`` and ``out/manifest.jsonl``.
+
+    Returns {k: folder}. Deterministic for a given seed, sizes and package versions."""
+    rng = random.Random(seed)
+    pages = shared_pages(sizes, rng)
+    if sizes.doc_per_package != 0:
+        for name, folder in fetch_doc_packages(packages=doc_packages, log=log).items():
+            got = doc_pages(name, folder, sizes.doc_per_package, random.Random(f"{seed}:{name}"))
+            log(f"  {name}: {len(got)} documentation pages")
+            pages += got
+    # one page per URL (the WARC samples overlap)
+    uniq: dict[str, Page] = {}
+    for p in pages:
+        uniq.setdefault(p.url, p)
+    pages = list(uniq.values())
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "manifest.jsonl", "w", encoding="utf-8") as fh:
+        for p in pages:
+            fh.write(json.dumps({"url": p.url, "site": p.site, "kind": p.kind, "split": p.split,
+                                 "raw_tokens": raw_tokens(p.body), "pre_lines": p.pre, "gold": p.gold}) + "\n")
+    folders = {}
+    for k in copies:
+        recs = []
+        crng = random.Random(f"{seed}:copies")
+        for p in pages:
+            recs.append((p.url, p.body, p.headers))
+            for c in range(1, k):
+                recs.append((_copy_url(p.url, c), edit_copy(p.body, crng), p.headers))
+        random.Random(f"{seed}:order:{k}").shuffle(recs)
+        folders[k] = out / f"x{k}"
+        write_warcs(recs, folders[k], n_files)
+    return folders
+
+
+def load_manifest(out: Path) -> list[dict]:
+    with open(out / "manifest.jsonl", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+def base_url(url: str) -> str:
+    """The original page's URL of a copy (``?copy=<n>`` removed)."""
+    return re.sub(r"[?&]copy=\d+", "", url)

@@ -1,0 +1,108 @@
+"""The corpus builder of benchmarks/bench_e2e.py (quick sizes; the pipelines are not run here)."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import _e2e_corpus as corpus  # noqa: E402
+
+
+def _records(folder: Path):
+    from warcio.archiveiterator import ArchiveIterator
+
+    for p in sorted(folder.glob("*.warc.gz")):
+        with open(p, "rb") as fh:
+            for rec in ArchiveIterator(fh):
+                yield rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI"), rec.http_headers, \
+                    rec.content_stream().read()
+
+
+@pytest.fixture(scope="module")
+def quick_corpus(shared_data, tmp_path_factory):
+    out = tmp_path_factory.mktemp("e2e_corpus")
+    # one small documentation package when apt can fetch it (the full benchmark fetches eight)
+    have_apt = shutil.which("apt-get") is not None and shutil.which("dpkg") is not None
+    sizes = corpus.QUICK if have_apt else corpus.Sizes(0, *corpus.QUICK[1:])
+    folders = corpus.build_corpus(out, sizes=sizes, copies=(1, 5), n_files=3, doc_packages=("sphinx-doc",),
+                                  log=lambda *a: None)
+    return out, folders, corpus.load_manifest(out)
+
+
+def test_manifest_and_one_record_per_page(quick_corpus):
+    out, folders, manifest = quick_corpus
+    kinds = Counter(p["kind"] for p in manifest)
+    assert kinds["web"] >= 40
+    assert len({p["url"] for p in manifest}) == len(manifest)
+    gold = [p for p in manifest if p["gold"]]
+    assert len(gold) >= 20  # ir_chaos + scrapinghub pages carry their human main text
+    assert all(p["raw_tokens"] > 0 and p["split"] in ("train", "dev", "test") for p in manifest)
+    if kinds["doc"]:
+        docs = [p for p in manifest if p["kind"] == "doc"]
+        assert all(p["site"] == "sphinx-doc.test" for p in docs)
+        assert sum(len(p["pre_lines"]) for p in docs) > 0  # Sphinx pages have <pre> blocks
+    recs = list(_records(folders[1]))
+    assert len(recs) == len(manifest)
+    assert sorted(u for _, u, _, _ in recs) == sorted(p["url"] for p in manifest)
+
+
+def test_records_are_http_responses_with_real_headers(quick_corpus):
+    _, folders, manifest = quick_corpus
+    for rec_type, url, http, body in _records(folders[1]):
+        assert rec_type == "response"
+        assert http.get_statuscode() == "200" and http.protocol == "HTTP/1.1"
+        assert "html" in (http.get_header("Content-Type") or "").lower()
+        assert int(http.get_header("Content-Length")) == len(body)
+        assert http.get_header("Date")
+
+
+def test_5x_has_near_duplicate_copies(quick_corpus):
+    _, folders, manifest = quick_corpus
+    recs = list(_records(folders[5]))
+    assert len(recs) == 5 * len(manifest)
+    groups: dict[str, dict[str, bytes]] = {}
+    for _, url, _, body in recs:
+        groups.setdefault(corpus.base_url(url), {})[url] = body
+    assert set(groups) == {p["url"] for p in manifest}
+    changed = 0
+    for base, copies in groups.items():
+        assert len(copies) == 5 and base in copies
+        orig = copies[base]
+        for url, b in copies.items():
+            changed += b != orig
+            assert abs(len(b.split()) - len(orig.split())) <= 3  # three edits of one word at most
+    assert changed >= 3 * len(groups)  # most copies carry an edit
+
+
+def test_assay_reader_reads_every_record(quick_corpus):
+    from assay.stages.web.warc import WarcReader
+
+    _, folders, manifest = quick_corpus
+    docs = list(WarcReader(paths=[str(folders[1])]).run())
+    assert len(docs) == len(manifest)
+    assert not [d for d in docs if d.metadata.get("reject_reason")]
+    assert {d.metadata["url"] for d in docs} == {p["url"] for p in manifest}
+
+
+def test_edit_copy_is_small_and_seeded():
+    body = b"<html><body><p>" + b"one two three four five six seven eight nine ten eleven" + b"</p></body></html>"
+    a = corpus.edit_copy(body, random.Random(3))
+    b = corpus.edit_copy(body, random.Random(3))
+    assert a == b and a != body
+    assert abs(len(a.split()) - len(body.split())) <= 1
+    assert corpus.base_url(corpus._copy_url("https://x.org/a?b=1#f", 2)) == "https://x.org/a?b=1#f"
+
+
+def test_reserved_packages_are_refused(tmp_path):
+    for name in ("git-doc", "postgresql-doc-15", "python3.11-doc"):
+        with pytest.raises(ValueError, match="reserved"):
+            corpus.fetch_doc_packages(tmp_path, packages=(name,))
+    for name in ("python3.11-doc", "postgresql-doc-15", "git-doc"):
+        assert corpus.RESERVED_PACKAGE_RE.match(name)

@@ -1,0 +1,173 @@
+"""Reference documentation vs the repetition rules: inline code placeholders, ``ref__*`` signals and
+the code-listing exemptions, on real pages of Debian documentation packages (fetched with
+``apt-get download`` into the benchmark cache, as benchmarks/bench_e2e.py does; skipped without apt).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from datatrove.data import Document
+
+from assay.stages.decisions.rules import decide
+from assay.stages.web.extract import HtmlExtractor
+from assay.stages.web.heuristics import (
+    WebHeuristicSignals,
+    inline_code_word,
+    split_prose,
+    strip_label_lines,
+    web_heuristic_signals,
+)
+from assay.stages.web.langid import LanguageId
+from assay.stages.web.rules import default_web_rules
+
+REPETITION_RULES = {"web_dup_para_frac", "web_dup_para_char_frac", "web_dup_line_frac", "web_dup_line_char_frac",
+                    "web_top_2gram", "web_top_3gram", "web_top_4gram", "web_dup_5gram", "web_dup_6gram",
+                    "web_dup_7gram", "web_dup_8gram", "web_dup_9gram", "web_dup_10gram", "web_char_dup"}
+
+
+# ------------------------------------------------------------------------------ inline code defect
+def test_inline_code_keeps_its_identity_in_prose():
+    # an option list: one inline code span per line (extract.py writes inline code as `...`)
+    opts = ["--inspect", "--inspect-brk", "--trace-warnings", "--no-deprecation", "--max-old-space-size",
+            "--experimental-vm-modules", "--enable-source-maps", "--preserve-symlinks"]
+    text = "Options accepted by the command line are listed below.\n\n" + "\n".join(f"`{o}`" for o in opts)
+    prose, counts = split_prose(text)
+    assert counts["n_inline_code"] == len(opts)
+    placeholder_lines = prose.split("\n")[2:]
+    assert len(set(placeholder_lines)) == len(opts)  # was: eight identical "x" lines
+    s = web_heuristic_signals(text)
+    assert s["prose__gopher__dup_line_frac"] == 0.0
+    assert s["prose__fineweb__char_dup_ratio"] == 0.0
+    # the same code twice is still the same word: real repetition stays visible
+    assert inline_code_word("`--inspect`") == inline_code_word("`--inspect`") != inline_code_word("`--trace`")
+    rep = web_heuristic_signals("Intro line that ends here.\n" + "\n".join(["`--inspect`"] * 8))
+    assert rep["prose__gopher__dup_line_frac"] > 0.5
+
+
+def test_reference_signals_equal_prose_signals_on_plain_pages():
+    text = ("The river runs through the old town and the bridge is one of the oldest in the country.\n"
+            "Visitors come to see it every summer, and many of them stay for the festival.\n") * 3
+    s = web_heuristic_signals(text)
+    assert s["web__reference_page"] is False
+    for k, v in s.items():
+        if k.startswith("ref__"):
+            assert v == s["prose__" + k[len("ref__"):]], k
+    assert s["ref__gopher__dup_line_frac"] > 0.3  # a page that repeats itself is still caught
+
+
+def test_reference_page_that_repeats_its_sentences_is_still_caught():
+    sentence = "This function returns the value that was stored by the previous call to the setter."
+    text = ("Intro paragraph about the module and what it offers to the careful reader.\n\n"
+            "```python\nimport mod\n" + "mod.get()\n" * 40 + "```\n\n" + "\n\n".join([sentence] * 20))
+    s = web_heuristic_signals(text)
+    assert s["web__reference_page"] is True
+    assert s["ref__gopher__dup_para_frac"] > 0.3 and s["ref__gopher__dup_5gram_char_frac"] > 0.15
+
+
+def test_strip_label_lines():
+    prose = ("Examples\nBasic usage:\nReturns the number of ones.\n• options <Object>\nHistory\nRead-only.\n"
+             "New in version 1.3.\nChanged in version 2.0: the default is now the empty list.\nA full sentence is here.")
+    assert strip_label_lines(prose) == "Returns the number of ones.\nA full sentence is here."
+
+
+# ------------------------------------------------------------------------------ real pages
+@pytest.fixture(scope="module")
+def doc_packages():
+    if shutil.which("apt-get") is None or shutil.which("dpkg") is None:
+        pytest.skip("apt-get/dpkg not available: Debian documentation packages cannot be fetched")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import _e2e_corpus
+
+    got = _e2e_corpus.fetch_doc_packages(packages=("nodejs-doc", "python-django-doc"), log=lambda *a: None)
+    if len(got) < 2:
+        pytest.skip("nodejs-doc / python-django-doc could not be fetched with apt-get download")
+    return got
+
+
+def _signals(path: Path) -> dict:
+    doc = Document(text=path.read_text(encoding="utf-8", errors="replace"), id=str(path),
+                   metadata={"source": "web", "content_type": "text/html"})
+    out = list(LanguageId().run(WebHeuristicSignals().run(HtmlExtractor().run(iter([doc])))))
+    return out[0].metadata
+
+
+def _old_inline_placeholder_prose(text: str) -> str:
+    """The prose-only text as it was before: every inline code span became ``x``."""
+    return re.sub(r"(`+)[^`\n]+?\1", "x", text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page, fired", [
+    # API references: signature labels, "Added in" lines and parameter lists repeat per entry
+    ("nodejs-doc/usr/share/doc/nodejs/api/vm.html", "gopher__dup_5gram_char_frac"),
+    ("nodejs-doc/usr/share/doc/nodejs/api/stream.html", "gopher__dup_5gram_char_frac"),
+])
+def test_api_reference_kept(doc_packages, page, fired):
+    m = _signals(doc_packages[page.split("/")[0]] / page.split("/", 1)[1])
+    assert m["web__reference_page"] is True
+    assert m[fired] > 0.15  # Gopher's rule (as FineWeb applies it) fires on a page with no junk
+    assert m["ref__" + fired] <= 0.15
+    assert decide(m, {"rules": default_web_rules()}).reason is None
+
+
+@pytest.mark.slow
+def test_option_list_kept(doc_packages):
+    """Django's settings reference: one setting name (inline code) per heading line. With one ``x``
+    per span the prose had hundreds of identical ``x`` lines and the FineWeb duplicate-character
+    rule fired; the placeholders now differ, and the label lines are left out of ``ref__``."""
+    from assay.stages.web.extract import extract_html
+    from assay.stages.web.heuristics import classic_signals
+
+    page = doc_packages["python-django-doc"] / "usr/share/doc/python-django-doc/html/ref/settings.html"
+    m = _signals(page)
+    assert m["web__n_inline_code"] >= 100
+    text = extract_html(page.read_text(encoding="utf-8"))
+    old = split_prose(_old_inline_placeholder_prose(text))[0]
+    assert [ln.strip() for ln in old.split("\n")].count("x") >= 100  # the defect: identical placeholder lines
+    assert classic_signals(old)["fineweb__char_dup_ratio"] > 0.01  # ... and the rule it tripped
+    assert m["prose__fineweb__char_dup_ratio"] < classic_signals(old)["fineweb__char_dup_ratio"]
+    assert m["ref__fineweb__char_dup_ratio"] <= 0.01
+    assert decide(m, {"rules": default_web_rules()}).reason is None
+
+
+@pytest.mark.slow
+def test_table_heavy_page_kept(doc_packages):
+    m = _signals(doc_packages["nodejs-doc"] / "usr/share/doc/nodejs/api/os.html")
+    assert m["web__table_rows"] >= 100
+    assert m["prose__gopher__dup_5gram_char_frac"] > 0.1
+    assert m["ref__fineweb__char_dup_ratio"] <= 0.01 and m["ref__gopher__dup_5gram_char_frac"] <= 0.15
+    assert decide(m, {"rules": default_web_rules()}).reason is None
+
+
+@pytest.mark.slow
+def test_code_listing_exempt_from_prose_floors(doc_packages):
+    """A source listing (Sphinx ``_modules`` page): 99% code, the prose is the navigation around it.
+    Its language score is below the floor and its prose has short lines; the code-share exemption
+    (``unless web__code_char_frac >= 0.25``) keeps it."""
+    m = _signals(doc_packages["python-django-doc"]
+                 / "usr/share/doc/python-django-doc/html/_modules/django/utils/text.html")
+    assert m["web__code_char_frac"] > 0.9
+    assert m["lang__score_margin"] < 0  # the language floor alone would drop it
+    assert decide(m, {"rules": default_web_rules()}).reason is None
+    # and the exemption is only for code-dense pages
+    m2 = dict(m, web__code_char_frac=0.1)
+    assert decide(m2, {"rules": default_web_rules()}).reason in {"web_lang_score", "web_short_lines",
+                                                                 "web_alpha_words", "web_line_punct",
+                                                                 "web_list_ratio"}
+
+
+def test_unless_exempts_code_listings_only():
+    """``unless`` in a rule: the language floor and the prose-shape rules do not apply to code listings."""
+    rules = [r for r in default_web_rules() if r["name"] == "lang_score"]
+    assert rules and rules[0]["unless"]["signal"] == "web__code_char_frac"
+    spec = {"rules": rules}
+    low = {"source": "web", "lang__score_margin": -0.3}
+    assert decide(dict(low, web__code_char_frac=0.9), spec).reason is None
+    assert decide(dict(low, web__code_char_frac=0.1), spec).reason == "web_lang_score"
+    assert decide(low, spec).reason == "web_lang_score"  # no code share stored: the rule applies
+    assert decide(dict(low, lang__score_margin=0.2, web__code_char_frac=0.1), spec).reason is None
