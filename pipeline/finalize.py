@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import yaml
@@ -17,6 +18,8 @@ def finalize_run(run_dir: str | Path) -> dict:
     from assay.stages.decisions.rules import tier_weights
 
     run_dir = Path(run_dir)
+    # the decide tasks' shared staging parent (each rank removed its own folder inside it)
+    shutil.rmtree(run_dir / ".staging", ignore_errors=True)
     data = yaml.safe_load((run_dir / "recipe.resolved.yaml").read_text())
     recipe = recipe_from_dict(data)
     manifest = build_manifest(

@@ -501,8 +501,11 @@ class ShardWriter(PipelineStep):
         root.mkdir(parents=True, exist_ok=True)
         self._remove_rank_files(rank)
         base = Path(self.staging_dir) if self.staging_dir else root / ".staging"
-        for old in base.glob(f"rank-{rank:05d}-*") if base.exists() else []:
-            shutil.rmtree(old, ignore_errors=True)  # left by a killed earlier attempt of this rank
+        try:
+            for old in list(base.glob(f"rank-{rank:05d}-*")):
+                shutil.rmtree(old, ignore_errors=True)  # left by a killed earlier attempt of this rank
+        except FileNotFoundError:  # no staging folder yet (or another rank's cleanup removed it)
+            pass
         for attempt in range(5):  # another rank may remove the (empty) base between mkdir and mkdtemp
             base.mkdir(parents=True, exist_ok=True)
             try:
@@ -543,10 +546,13 @@ class ShardWriter(PipelineStep):
                 except Exception:
                     pass
             shutil.rmtree(staging, ignore_errors=True)
-            try:
-                base.rmdir()  # only when no other rank is staging
-            except OSError:
-                pass
+            if not self.staging_dir:  # the default `<output>/.staging`: remove it once empty (no other rank)
+                try:
+                    base.rmdir()
+                except OSError:
+                    pass
+            # a shared `staging_dir` (the pipeline's `<run>/.staging/decide`) is never removed by a rank:
+            # another rank may be listing it; the finalize phase removes it
 
     def write_documents(self, docs: Iterable[Document], rank: int = 0) -> None:
         """Convenience for notebooks/tests: write ``docs`` as rank ``rank`` (consumes the pass-through)."""
