@@ -121,8 +121,13 @@ def _inside(child: Path, parent: Path) -> bool:
 def check_output_placement(recipe: Recipe, out: Path) -> None:
     """Refuse an output folder inside an input folder (the run's own files would be read back as
     data), an input inside the output folder, and an output inside another run's folder."""
+    from assay.pipeline.inputs import local_path
+
     out = out.resolve()
-    for inp in input_paths(recipe):
+    for url_or_path in input_paths(recipe):
+        inp = local_path(url_or_path)  # a URL of another file system (memory://, s3://) cannot overlap the output
+        if inp is None:
+            continue
         inp = inp.resolve()
         if _inside(out, inp):
             raise RecipeError(f"output folder {out} is inside input folder {inp}; choose an output outside every input")
