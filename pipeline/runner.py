@@ -379,31 +379,34 @@ def _leave_mp_tempdir(tmp: Path, saved: list[Any]) -> None:
         config["tempdir"] = old
 
 
-_MAX_TMP_CHARS = 64  # multiprocessing's sockets live at <tmp>/pymp-XXXXXXXX/listener-XXXXXXXX (+32 chars);
+_MAX_TMP_CHARS = 72  # multiprocessing's sockets live at <tmp>/pymp-XXXXXXXX/listener-XXXXXXXX (+32 chars);
 # a Unix socket path holds at most 107
 
 
-def run_tmp_dir(run_dir: Path) -> Path:
-    """The run's temporary folder: ``<run>/.tmp``; for a run folder whose path is too long for Unix socket
-    paths under it, ``<system temp>/assay-<12 hex of the run folder's path>`` (a name fixed per run folder,
-    so the next run there still finds and removes what a killed run left)."""
+def run_tmp_dir(run_dir: Path) -> Path | None:
+    """The run's temporary folder: ``<run>/.tmp``; for a run folder whose path is too long for the Unix socket
+    paths under it, ``<system temp>/assay-<10 hex of the run folder's path>`` (a name fixed per run folder, so
+    the next run there still finds and removes what a killed run left); None when even that is too long (the
+    processes then keep the system temp folder, as before)."""
     import hashlib
 
     tmp = Path(run_dir) / RUN_TMP
     if len(str(tmp)) <= _MAX_TMP_CHARS:
         return tmp
-    digest = hashlib.sha256(str(Path(run_dir).resolve()).encode()).hexdigest()[:12]
-    return Path(tempfile.gettempdir()) / f"assay-{digest}"
+    digest = hashlib.sha256(str(Path(run_dir).resolve()).encode()).hexdigest()[:10]
+    tmp = Path(tempfile.gettempdir()) / f"assay-{digest}"
+    return tmp if len(str(tmp)) <= _MAX_TMP_CHARS else None
 
 
 def clear_run_tmp(run_dir: Path) -> None:
     """Remove the run's temporary folder (what a killed run left there)."""
     shutil.rmtree(Path(run_dir) / RUN_TMP, ignore_errors=True)
-    shutil.rmtree(run_tmp_dir(run_dir), ignore_errors=True)
+    if (tmp := run_tmp_dir(run_dir)) is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @contextmanager
-def run_tmp(run_dir: Path) -> Iterator[Path]:
+def run_tmp(run_dir: Path) -> Iterator[Path | None]:
     """Point every temporary folder of the run's processes into ``<run>/.tmp`` while the run executes.
 
     ``tempfile.tempdir`` and ``TMPDIR`` are set before any executor starts, so multiprocessing's ``pymp-*``
@@ -413,6 +416,9 @@ def run_tmp(run_dir: Path) -> Iterator[Path]:
     folder and restores the previous settings."""
     clear_run_tmp(run_dir)
     tmp = run_tmp_dir(run_dir)
+    if tmp is None:
+        yield None
+        return
     tmp.mkdir(parents=True)
     saved_tempdir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
     tempfile.tempdir = str(tmp)
