@@ -501,7 +501,11 @@ class ShardWriter(PipelineStep):
         root.mkdir(parents=True, exist_ok=True)
         self._remove_rank_files(rank)
         base = Path(self.staging_dir) if self.staging_dir else root / ".staging"
-        for old in base.glob(f"rank-{rank:05d}-*") if base.exists() else []:
+        try:  # another rank may remove the (empty) base between the check and the listing
+            leftovers = list(base.glob(f"rank-{rank:05d}-*")) if base.exists() else []
+        except FileNotFoundError:
+            leftovers = []
+        for old in leftovers:
             shutil.rmtree(old, ignore_errors=True)  # left by a killed earlier attempt of this rank
         for attempt in range(5):  # another rank may remove the (empty) base between mkdir and mkdtemp
             base.mkdir(parents=True, exist_ok=True)
