@@ -1,5 +1,8 @@
 """WARC / ARC / WET ingestion as a datatrove reader.
 
+The record-level parsing (resync after damage, charset decoding, payload checks) lives in
+:mod:`assay.io.warc`, the project's one WARC parser (datatrove-free, shared with the PDF reader and the
+classifiers' ``warc_html`` builder); this module turns its records and damage reports into documents.
 Built on ``warcio`` (the only parser that reads every quirk in ``../shared/data/warc``: ARC files,
 wget/Heritrix records, ``WARC-Target-URI: <...>``, gzip members holding several records, chunked
 transfer encoding, ``Content-Encoding: gzip`` payloads, clipped records).
