@@ -62,6 +62,7 @@ def test_kill_9_leaves_no_multiprocessing_temp_folder_behind(tmp_path, fg, where
     # a short run folder path keeps <run>/.tmp; a long one (Unix socket paths hold 107 bytes) uses a folder
     # in the system temp folder named after the run folder
     out = (short / "run") if where == "run_folder" else (tmp_path / ("deep-" * 12) / "run")
+    proc = None
     try:
         proc = subprocess.Popen([sys.executable, str(driver), str(recipe(1.0)), str(out)], cwd=ROOT, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -93,4 +94,7 @@ def test_kill_9_leaves_no_multiprocessing_temp_folder_behind(tmp_path, fg, where
         assert list(systmp.glob("pymp-*")) == [] and list(systmp.glob("assay-*")) == []
         assert (out / "manifest.json").exists() and len(names) == 24
     finally:
+        if proc is not None and proc.poll() is None:  # a failed check: stop the run before removing its folder
+            _kill_family(proc.pid)
+            proc.communicate(timeout=30)
         shutil.rmtree(short, ignore_errors=True)
