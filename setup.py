@@ -6,7 +6,7 @@ from setuptools import find_namespace_packages, setup
 TOPS = ("pipeline", "stages", "classifiers")
 EXCLUDE = ["*__pycache__*", "*.egg-info*"]
 
-packages = ["assay"]
+packages = ["assay", "assay.io"]  # assay.io: plain input parsing (no datatrove), lives in assay/io
 package_dir = {"assay": "assay"}
 for top in TOPS:
     package_dir[f"assay.{top}"] = top

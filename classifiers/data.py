@@ -46,6 +46,7 @@ class SourceLog:
 
     files: dict[str, str] = field(default_factory=dict)  # path -> sha256
     n_docs: int = 0
+    skipped: int = 0  # records a builder passed over as unreadable (damaged WARC regions, undecodable payloads)
 
     def add(self, path: str | Path) -> None:
         p = str(path)
@@ -337,29 +338,32 @@ def html_to_text(html: str | bytes, *, main_content: bool = True) -> str:
 
 @builder("warc_html")
 def build_warc_html(spec: dict, root: Path, log: SourceLog) -> Iterator[Example]:
-    """HTML responses from WARC files, extracted with resiliparse (``main_content`` default True)."""
-    from fastwarc.warc import ArchiveIterator, WarcRecordType  # noqa: PLC0415
+    """HTML responses from WARC files, extracted with resiliparse (``main_content`` default True).
+
+    Parsed by the project's one WARC parser (:func:`assay.io.warc.iter_records`: resync after damaged gzip
+    members or records, so a damaged region loses only itself); payloads decoded with
+    :func:`assay.io.warc.decode_html_bytes` as the pipeline's reader does. Damaged regions, unreadable payloads
+    and payloads no charset decodes are passed over (counted in ``log.skipped``)."""
+    from assay.io.warc import decode_html_bytes, iter_records  # noqa: PLC0415
 
     main = bool(spec.get("main_content", True))
     for path in expand(spec["path"], root):
-        try:
-            fh = open(path, "rb")
-        except OSError:
+        if not os.access(path, os.R_OK):
             continue
         log.add(path)
-        with fh:
-            try:
-                for i, rec in enumerate(ArchiveIterator(fh, record_types=WarcRecordType.response)):
-                    if "html" not in (rec.http_content_type or ""):
-                        continue
-                    try:
-                        txt = html_to_text(rec.reader.read(), main_content=main)
-                    except Exception:  # noqa: BLE001 - a broken record must not stop training
-                        continue
-                    uri = rec.headers.get("WARC-Target-URI") or str(i)
-                    yield Example(text=txt, group=f"warc:{uri}")
-            except Exception:  # noqa: BLE001 - truncated/corrupt archives: keep what was read
+        for i, rec in enumerate(iter_records(path, types=("response",))):
+            if rec.error is not None or rec.rec_type is None or "html" not in rec.content_type:
+                log.skipped += rec.error is not None or rec.rec_type is None
                 continue
+            ct = (rec.http_headers or {}).get("Content-Type") or ""
+            m = re.search(r"charset\s*=\s*([^\s;]+)", ct, re.IGNORECASE)
+            try:
+                html, _, _ = decode_html_bytes(rec.payload, m.group(1) if m else None)
+                txt = html_to_text(html, main_content=main)
+            except Exception:  # noqa: BLE001 - a broken record must not stop training
+                log.skipped += 1
+                continue
+            yield Example(text=txt, group=f"warc:{rec.uri or i}")
 
 
 @builder("html_files")

@@ -84,8 +84,11 @@ class RunLayout:
 
 
 def check_inputs(recipe: Recipe) -> None:
+    """Every input exists: local paths on disk, fsspec URLs (``memory://``, ``s3://`` ...) through fsspec."""
+    from assay.pipeline.inputs import input_exists
+
     for p in input_paths(recipe):
-        if not p.exists():
+        if not input_exists(p):
             raise RecipeError(f"input path does not exist: {p}")
     if recipe.retier_from:
         store = Path(recipe.retier_from) / "signals"

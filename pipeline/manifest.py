@@ -171,21 +171,30 @@ def mixture_plan(entries: list[dict], tier_weights: dict[str, float]) -> dict[st
     }
 
 
+# fsspec file systems whose files are hashed for the manifest (reading them costs no network transfer)
+CHEAP_PROTOCOLS = ("file", "local", "memory")
+
+
 def input_entries(inputs: Iterable[Path | str]) -> list[dict[str, Any]]:
-    """Every input file (directories expanded recursively) with size and sha256."""
-    files: list[Path] = []
+    """Every input file (directories expanded recursively) with size and sha256. fsspec URLs are listed as
+    URLs: with size and sha256 on cheap file systems (``file://``, ``memory://``), with size only (``remote:
+    true``, ``sha256: null``) on remote ones (``s3://``, ``hf://`` ...), where hashing would download the data."""
+    from assay.pipeline.inputs import expand_inputs, input_exists, is_url
+
+    files = []
     for p in inputs:
-        p = Path(p)
-        if p.is_dir():
-            files.extend(sorted(q for q in p.rglob("*") if q.is_file()))
-        elif p.exists():
-            files.append(p)
-        else:
-            files.append(p)  # recorded as missing
+        got = expand_inputs([p])
+        files.extend(got if got or input_exists(p) else [p])  # a path that is not there is recorded as missing
     from assay.stages.common.readers import escape_text
 
     out, seen = [], set()
     for f in files:
+        if is_url(f):
+            if f not in seen:
+                seen.add(f)
+                out.append(_url_entry(f))
+            continue
+        f = Path(f)
         key = str(f.resolve()) if f.exists() else str(f)
         if key in seen:
             continue
@@ -197,6 +206,25 @@ def input_entries(inputs: Iterable[Path | str]) -> list[dict[str, Any]]:
         else:
             out.append({"path": name, **extra, "bytes": None, "sha256": None, "missing": True})
     return out
+
+
+def _url_entry(url: str) -> dict[str, Any]:
+    from assay.pipeline.inputs import url_fs
+
+    try:
+        fs, inner = url_fs(url)
+        info = fs.info(inner)
+    except Exception:  # noqa: BLE001 - gone or unreachable since the run read it
+        return {"path": url, "bytes": None, "sha256": None, "missing": True}
+    size = info.get("size")
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+    if not set(protocols) & set(CHEAP_PROTOCOLS):
+        return {"path": url, "bytes": size, "sha256": None, "remote": True}
+    h = hashlib.sha256()
+    with fs.open(inner, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return {"path": url, "bytes": size, "sha256": h.hexdigest()}
 
 
 def shard_schema_description(run_dir: Path | None = None) -> list[dict[str, Any]]:

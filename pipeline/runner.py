@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import signal
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -121,8 +122,13 @@ def _inside(child: Path, parent: Path) -> bool:
 def check_output_placement(recipe: Recipe, out: Path) -> None:
     """Refuse an output folder inside an input folder (the run's own files would be read back as
     data), an input inside the output folder, and an output inside another run's folder."""
+    from assay.pipeline.inputs import local_path
+
     out = out.resolve()
-    for inp in input_paths(recipe):
+    for url_or_path in input_paths(recipe):
+        inp = local_path(url_or_path)  # a URL of another file system (memory://, s3://) cannot overlap the output
+        if inp is None:
+            continue
         inp = inp.resolve()
         if _inside(out, inp):
             raise RecipeError(f"output folder {out} is inside input folder {inp}; choose an output outside every input")
@@ -325,6 +331,111 @@ def stop_on_signals(signums: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP)) 
             signal.signal(s, h)
 
 
+RUN_TMP = ".tmp"  # the run's temporary folder: multiprocessing's pymp-* folders and workers' tempfiles
+
+
+def _mp_modules() -> Iterator[tuple[Any, Any, Any]]:
+    """(util, process, forkserver) of ``multiprocessing`` and of ``multiprocess`` (datatrove's fork of it)."""
+    import importlib
+
+    for name in ("multiprocessing", "multiprocess"):
+        try:
+            yield tuple(importlib.import_module(f"{name}.{m}") for m in ("util", "process", "forkserver"))
+        except ImportError:
+            continue
+
+
+def _enter_mp_tempdir() -> list[Any]:
+    """Make multiprocessing create its next ``pymp-*`` folder under the current ``tempfile.tempdir``: forget
+    the folder it cached for this process (kept, still used by what lives there; removed at exit as before).
+    Returns the cached values, for :func:`_leave_mp_tempdir`."""
+    saved = []
+    for _util, process, _fs in _mp_modules():
+        config = process.current_process()._config
+        saved.append(config.get("tempdir"))
+        config["tempdir"] = None
+    return saved
+
+
+def _leave_mp_tempdir(tmp: Path, saved: list[Any]) -> None:
+    """Stop what this run started inside ``tmp`` (a forkserver listens on a socket there), remove the
+    ``pymp-*`` folder made there now (not at interpreter exit, when it is gone) and restore the cached one."""
+    inside = str(tmp) + os.sep
+    for (util, process, forkserver), old in zip(_mp_modules(), saved):
+        server = getattr(forkserver, "_forkserver", None)
+        address = getattr(server, "_forkserver_address", None)
+        if isinstance(address, str) and address.startswith(inside):
+            try:
+                server._stop()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        config = process.current_process()._config
+        cached = config.get("tempdir")
+        if cached and str(cached).startswith(inside):
+            for fin in list(getattr(util, "_finalizer_registry", {}).values()):
+                if getattr(fin, "_callback", None) is util._remove_temp_dir and fin._args[1:] == (cached,):
+                    fin._args = (lambda path, **_kw: shutil.rmtree(path, ignore_errors=True), cached)
+                    fin()  # removes the folder now and unregisters itself
+        config["tempdir"] = old
+
+
+_MAX_TMP_CHARS = 72  # multiprocessing's sockets live at <tmp>/pymp-XXXXXXXX/listener-XXXXXXXX (+32 chars);
+# a Unix socket path holds at most 107
+
+
+def run_tmp_dir(run_dir: Path) -> Path | None:
+    """The run's temporary folder: ``<run>/.tmp``; for a run folder whose path is too long for the Unix socket
+    paths under it, ``<system temp>/assay-<10 hex of the run folder's path>`` (a name fixed per run folder, so
+    the next run there still finds and removes what a killed run left); None when even that is too long (the
+    processes then keep the system temp folder, as before)."""
+    import hashlib
+
+    tmp = Path(run_dir) / RUN_TMP
+    if len(str(tmp)) <= _MAX_TMP_CHARS:
+        return tmp
+    digest = hashlib.sha256(str(Path(run_dir).resolve()).encode()).hexdigest()[:10]
+    tmp = Path(tempfile.gettempdir()) / f"assay-{digest}"
+    return tmp if len(str(tmp)) <= _MAX_TMP_CHARS else None
+
+
+def clear_run_tmp(run_dir: Path) -> None:
+    """Remove the run's temporary folder (what a killed run left there)."""
+    shutil.rmtree(Path(run_dir) / RUN_TMP, ignore_errors=True)
+    if (tmp := run_tmp_dir(run_dir)) is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextmanager
+def run_tmp(run_dir: Path) -> Iterator[Path | None]:
+    """Point every temporary folder of the run's processes into ``<run>/.tmp`` while the run executes.
+
+    ``tempfile.tempdir`` and ``TMPDIR`` are set before any executor starts, so multiprocessing's ``pymp-*``
+    folders (the manager's and forkserver's sockets, made in this process) and the workers' own temp files land
+    there; a run killed with ``kill -9`` leaves them in its own folder, never in the system temp folder, and the
+    next run in that folder removes them (:func:`clear_run_tmp`). A clean end (or an exception) removes the
+    folder and restores the previous settings."""
+    clear_run_tmp(run_dir)
+    tmp = run_tmp_dir(run_dir)
+    if tmp is None:
+        yield None
+        return
+    tmp.mkdir(parents=True)
+    saved_tempdir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = str(tmp)
+    os.environ["TMPDIR"] = str(tmp)
+    saved_mp = _enter_mp_tempdir()  # a pymp folder cached by an earlier run of this process lies elsewhere
+    try:
+        yield tmp
+    finally:
+        _leave_mp_tempdir(tmp, saved_mp)
+        tempfile.tempdir = saved_tempdir
+        if saved_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_env
+        clear_run_tmp(run_dir)
+
+
 def _known_inputs(run_dir: Path) -> set[tuple[str, str]]:
     known: set[tuple[str, str]] = set()
     manifests = [run_dir / "manifest.json", *sorted((run_dir / "increments").glob("*/manifest.json"))]
@@ -420,6 +531,7 @@ def run_recipe(
     from assay.pipeline.lock import run_lock
 
     with run_lock(run_dir), stop_on_signals():
+        clear_run_tmp(run_dir)  # a killed run's temp folder: never moved aside with the run
         moved = supersede_changed_run(recipe, run_dir)
         if moved is not None and on_phase:
             on_phase("superseded", Phase(str(moved), [], 0), 0, 0)
@@ -428,12 +540,14 @@ def run_recipe(
             n = len(list((run_dir / "increments").glob("[0-9]*"))) + 1
             inc_dir = run_dir / "increments" / f"{n:04d}"
             inc_dir.mkdir(parents=True, exist_ok=True)
-            result = _run_phases(increment, inc_dir, build_phases(increment, inc_dir), on_phase)
+            with run_tmp(run_dir):
+                result = _run_phases(increment, inc_dir, build_phases(increment, inc_dir), on_phase)
             _merge_increment_manifest(run_dir, inc_dir)
             result.manifest = json.loads((run_dir / "manifest.json").read_text())
             result.superseded = moved
             return result
-        result = _run_phases(recipe, run_dir, phases, on_phase)
+        with run_tmp(run_dir):
+            result = _run_phases(recipe, run_dir, phases, on_phase)
         result.superseded = moved
         return result
 

@@ -26,7 +26,7 @@ def test_wheel_puts_only_assay_in_site_packages(tmp_path: Path):
     # the three layers, their data files and the shipped models are inside the namespace
     for must in ("assay/pipeline/cli.py", "assay/stages/decisions/spec.py", "assay/classifiers/model.py",
                  "assay/pipeline/recipes/default.yaml", "assay/classifiers/models/web.ftz",
-                 "assay/stages/code/rules/default.yaml"):
+                 "assay/stages/code/rules/default.yaml", "assay/io/warc.py"):
         assert must in names, must
     assert not any(n.startswith(("pipeline/", "stages/", "classifiers/")) for n in names)
     entry = next(n for n in names if n.endswith("entry_points.txt"))
