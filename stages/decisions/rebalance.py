@@ -25,7 +25,7 @@ from assay.stages.decisions.mixture import amounts_of, plan_rebalance, rebalance
 from assay.stages.decisions.rules import decide_frame
 from assay.stages.decisions.spec import as_spec
 
-__all__ = ["plan", "plan_probabilities", "plan_from_store", "mixture_report", "join_dedup_lookup",
+__all__ = ["plan", "plan_probabilities", "plan_from_store", "join_dedup_lookup",
            "DecidePlan", "decide_plan", "store_frame"]
 
 
@@ -129,25 +129,3 @@ def decide_plan(store_folder, clusters_folder, spec) -> DecidePlan:
     amounts = amounts_of(decided, spec.rebalance)
     return DecidePlan(rebalance_probs=plan_rebalance(amounts, spec.rebalance.caps, spec.rebalance.weights),
                       keepers=kept, amounts=amounts)
-
-
-def mixture_report(store_folder, clusters_folder, spec, written: dict[str, int]) -> dict[str, Any]:
-    """Target vs achieved mixture per key: `written` is the amount per key in the output shards."""
-    spec = as_spec(spec)
-    available, probs = plan(store_frame(store_folder, clusters_folder, spec, with_text=True), spec)
-    target_amount = {k: available[k] * probs.get(k, 1.0) for k in available}
-    t_total = sum(target_amount.values()) or 1.0
-    w_total = sum(written.values()) or 1
-    rows = [
-        {
-            "key": k,
-            "available": available[k],
-            "keep_probability": round(probs.get(k, 1.0), 6),
-            "target_share": round(target_amount[k] / t_total, 6),
-            "written": int(written.get(k, 0)),
-            "achieved_share": round(written.get(k, 0) / w_total, 6),
-        }
-        for k in sorted(available)
-    ]
-    rb = spec.rebalance
-    return {"source": rb.source, "key": rb.key, "unit": rb.unit, "rows": rows}

@@ -115,17 +115,9 @@ class QualityScores(PipelineStep):
             self.stat_update(f"scored/{m}", value=len(idx))
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        batch: list[Document] = []
-        for doc in data:
-            self.stat_update("documents")
-            batch.append(doc)
-            if len(batch) >= self.batch_size:
-                self._score_batch(batch)
-                yield from batch
-                batch = []
-        if batch:
-            self._score_batch(batch)
-            yield from batch
+        from assay.stages.common.batching import batched
+
+        yield from batched(data, self.batch_size, self._score_batch, lambda: self.stat_update("documents"))
 
 
 def score_documents(docs: Iterable[Document], models: list[str], **kwargs) -> list[Document]:

@@ -199,14 +199,6 @@ class WebQualityScore(PipelineStep):
         self.stat_update("scored", value=len(idx))
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        batch: list[Document] = []
-        for doc in data:
-            self.stat_update("documents")
-            batch.append(doc)
-            if len(batch) >= self.batch_size:
-                self._score(batch)
-                yield from batch
-                batch = []
-        if batch:
-            self._score(batch)
-            yield from batch
+        from assay.stages.common.batching import batched
+
+        yield from batched(data, self.batch_size, self._score, lambda: self.stat_update("documents"))
