@@ -406,16 +406,20 @@ def clear_run_tmp(run_dir: Path) -> None:
 
 
 @contextmanager
-def run_tmp(run_dir: Path) -> Iterator[Path | None]:
+def run_tmp(run_dir: Path, *, enabled: bool = True) -> Iterator[Path | None]:
     """Point every temporary folder of the run's processes into ``<run>/.tmp`` while the run executes.
 
     ``tempfile.tempdir`` and ``TMPDIR`` are set before any executor starts, so multiprocessing's ``pymp-*``
     folders (the manager's and forkserver's sockets, made in this process) and the workers' own temp files land
     there; a run killed with ``kill -9`` leaves them in its own folder, never in the system temp folder, and the
     next run in that folder removes them (:func:`clear_run_tmp`). A clean end (or an exception) removes the
-    folder and restores the previous settings."""
+    folder and restores the previous settings.
+
+    Only for the local executor (`enabled`): Ray puts its own session sockets under the temp folder (a run
+    folder's path can exceed a Unix socket's 107 bytes there), and Slurm jobs inherit the environment on other
+    nodes, where the folder must not be removed under them."""
     clear_run_tmp(run_dir)
-    tmp = run_tmp_dir(run_dir)
+    tmp = run_tmp_dir(run_dir) if enabled else None
     if tmp is None:
         yield None
         return
@@ -540,13 +544,13 @@ def run_recipe(
             n = len(list((run_dir / "increments").glob("[0-9]*"))) + 1
             inc_dir = run_dir / "increments" / f"{n:04d}"
             inc_dir.mkdir(parents=True, exist_ok=True)
-            with run_tmp(run_dir):
+            with run_tmp(run_dir, enabled=recipe.executor.kind == "local"):
                 result = _run_phases(increment, inc_dir, build_phases(increment, inc_dir), on_phase)
             _merge_increment_manifest(run_dir, inc_dir)
             result.manifest = json.loads((run_dir / "manifest.json").read_text())
             result.superseded = moved
             return result
-        with run_tmp(run_dir):
+        with run_tmp(run_dir, enabled=recipe.executor.kind == "local"):
             result = _run_phases(recipe, run_dir, phases, on_phase)
         result.superseded = moved
         return result
