@@ -50,28 +50,33 @@ def test_kill_during_write_leaves_no_partial_shard(tmp_path):
     reference = _digest(ref)
     assert len(reference) > 20
 
-    out = tmp_path / "out"
-    p = _run(out)
-    deadline = time.time() + 120
-    tmp_seen: list[Path] = []
-    while time.time() < deadline and p.poll() is None:
-        tmp_seen = list(out.rglob(".shard-*.parquet.tmp")) if out.exists() else []
-        if tmp_seen and len(list_shards(out)) >= 3:
-            os.kill(p.pid, signal.SIGKILL)
-            break
-        time.sleep(0.002)
-    p.wait(timeout=30)
-    assert p.returncode == -signal.SIGKILL, "the writer finished before it could be killed"
-    assert tmp_seen, "never caught the writer mid-shard"
+    # the kill lands at a random point: between seeing a temporary file and the SIGKILL the writer may have
+    # renamed it already, so try a few times until one kill leaves a shard mid-write
+    for attempt in range(5):
+        out = tmp_path / f"out{attempt}"
+        p = _run(out)
+        deadline = time.time() + 120
+        tmp_seen: list[Path] = []
+        while time.time() < deadline and p.poll() is None:
+            tmp_seen = list(out.rglob(".shard-*.parquet.tmp")) if out.exists() else []
+            if tmp_seen and len(list_shards(out)) >= 3:
+                os.kill(p.pid, signal.SIGKILL)
+                break
+            time.sleep(0.002)
+        p.wait(timeout=30)
+        assert p.returncode == -signal.SIGKILL, "the writer finished before it could be killed"
+        assert tmp_seen, "never caught the writer mid-shard"
 
-    finished = list_shards(out)
-    assert 3 <= len(finished) < len(reference)
-    for shard in finished:  # every shard with a final name is whole and identical to a clean run's
-        t = pq.read_table(shard)
-        assert t.num_rows == pq.ParquetFile(shard).metadata.num_rows > 0
-        rel = shard.relative_to(out).as_posix()
-        assert hashlib.sha256(shard.read_bytes()).hexdigest() == reference[rel]
-    partial = list(out.rglob(".shard-*.parquet.tmp"))
+        finished = list_shards(out)
+        assert 3 <= len(finished) < len(reference)
+        for shard in finished:  # every shard with a final name is whole and identical to a clean run's
+            t = pq.read_table(shard)
+            assert t.num_rows == pq.ParquetFile(shard).metadata.num_rows > 0
+            rel = shard.relative_to(out).as_posix()
+            assert hashlib.sha256(shard.read_bytes()).hexdigest() == reference[rel]
+        partial = list(out.rglob(".shard-*.parquet.tmp"))
+        if partial:
+            break
     assert partial, "the interrupted shard should be left under its temporary name"
     assert not set(partial) & set(finished)  # temporary names are never listed as shards...
     import pyarrow.dataset as ds
