@@ -8,6 +8,8 @@ what finished and the command that resumes, and exits 130.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import json
 import os
 import shlex
@@ -139,6 +141,46 @@ def summary_lines(result) -> list[str]:
     return lines
 
 
+@contextmanager
+def _ctrl_c_watchdog(line, grace_s: float = 60.0):
+    """Ctrl-C raises KeyboardInterrupt as usual, so the executor stops its workers and the lock is released
+    in order; if that stopping itself stalls (a helper process killed by the same signal can leave a pool
+    or manager waiting forever), the process prints the resume line and exits 130 after `grace_s`."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+    started: list[threading.Timer] = []
+
+    def force_exit() -> None:
+        sys.stderr.write(line() + "\n")
+        sys.stderr.flush()
+        os._exit(130)
+
+    def handler(signum, frame):
+        if os.getpid() != owner:  # a forked child: as if no handler were installed
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        if not started:
+            t = threading.Timer(grace_s, force_exit)
+            t.daemon = True
+            t.start()
+            started.append(t)
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        for t in started:
+            t.cancel()
+
+
 def _reuse_lines(plans: list[str]) -> list[str]:
     """One line saying which phases of an existing run are reused, resumed or rerun, and why (nothing for a
     fresh run: every phase just runs). `plans` holds the runner's lines, `phase: action (reason)`."""
@@ -248,14 +290,19 @@ def run(
     if rec.executor.kind != "local" and not quiet:
         console.print(f"{rec.executor.kind}: the phases run as cluster jobs; their task logs go to "
                       f"{_shown(Path(output))}/logs/<phase>/ (--verbose also prints the submission logs)", markup=False)
-    try:
-        result = run_recipe(rec, output, on_phase=on_phase)
-    except KeyboardInterrupt:
+    def interrupted_line() -> str:
         running = progress.running_tasks()
-        progress.close()
         done = ", ".join(progress.finished) or "no phase"
         now = f"; {progress.current} had {running[0]}/{running[1]} tasks done" if running else ""
-        err.print(f"interrupted: finished {done}{now}; resume with: {_resume_command()}", markup=False)
+        return f"interrupted: finished {done}{now}; resume with: {_resume_command()}"
+
+    try:
+        with _ctrl_c_watchdog(interrupted_line):
+            result = run_recipe(rec, output, on_phase=on_phase)
+    except KeyboardInterrupt:
+        line = interrupted_line()
+        progress.close()
+        err.print(line, markup=False)
         raise typer.Exit(130)
     except (RecipeError, RunLockedError) as e:
         progress.close()
