@@ -50,6 +50,12 @@ class CombinerRecipe(BaseModel):
     source_balance: bool = True  # every labelled source gets the same total weight ...
     source_weights: dict[str, float] = Field(default_factory=dict)  # ... times this factor (default 1)
     baseline_feature: str = "log_chars"
+    # fallback for languages no model covers: a logistic regression over the language-independent features
+    # (every feature not produced by a model, i.e. without "__"), fitted on these splits of the labelled
+    # sources (no model score is involved, so train and dev are both out of sample for it)
+    fallback: bool = True
+    fallback_split: list[str] = Field(default_factory=lambda: ["train", "dev"])
+    fallback_l2: float = 10.0
     per_language_min_negatives: int = 3  # per-language AUC only where both classes have enough rows
 
 
@@ -95,6 +101,37 @@ def predict_logistic(params: dict, X: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
+def _source_class_weights(y: np.ndarray, srcs: np.ndarray, recipe: CombinerRecipe) -> np.ndarray:
+    """Every source the same total weight (times ``source_weights``), classes balanced within a source."""
+    w = np.ones(len(y))
+    if recipe.source_balance:
+        for s in set(srcs):
+            m = srcs == s
+            w[m] = float(recipe.source_weights.get(s, 1.0)) / m.sum()
+    if recipe.class_balance:
+        for s in set(srcs):
+            for c in (0, 1):
+                m = (srcs == s) & (y == c)
+                if m.any():
+                    w[m] *= 0.5 * (w[srcs == s].sum()) / w[m].sum()
+    return w
+
+
+def predict_combined(comb: dict, X: np.ndarray, names: list[str]) -> np.ndarray:
+    """P(good) of a combiner (``fit_logistic`` parameters, optionally with a ``fallback``): its logistic
+    regression where a model covers the text's language (any ``*__covered`` feature > 0), the fallback
+    (language-independent features only) where none does."""
+    X = np.asarray(X, dtype=np.float64).reshape(-1, len(names))
+    p = predict_logistic(comb, X)
+    fb = comb.get("fallback")
+    if fb:
+        cov = [i for i, n in enumerate(names) if n.endswith("__covered")]
+        uncovered = ~np.any(X[:, cov] > 0, axis=1) if cov else np.ones(len(X), dtype=bool)
+        if uncovered.any():
+            p[uncovered] = predict_logistic(fb, X[uncovered][:, [names.index(f) for f in fb["features"]]])
+    return p
+
+
 def _feature_fn(dotted: str):
     mod, _, fn = dotted.partition(":")
     return getattr(importlib.import_module(mod), fn)
@@ -137,20 +174,22 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
     log(f"{len(exs)} labelled training examples; computing features")
     X, names, _ = feats([e.text for e in exs], recipe.models)
     y = np.array([e.label for e in exs], dtype=np.float64)
-    w = np.ones(len(y))
-    srcs = np.array([e.source for e in exs])
-    if recipe.source_balance:
-        for s in set(srcs):
-            m = srcs == s
-            w[m] = float(recipe.source_weights.get(s, 1.0)) / m.sum()
-    if recipe.class_balance:
-        for s in set(srcs):
-            for c in (0, 1):
-                m = (srcs == s) & (y == c)
-                if m.any():
-                    w[m] *= 0.5 * (w[srcs == s].sum()) / w[m].sum()
+    w = _source_class_weights(y, np.array([e.source for e in exs]), recipe)
     params = fit_logistic(X, y, w, l2=recipe.l2)
-    train_auc = M.roc_auc(y, predict_logistic(params, X))
+    fallback_card = None
+    if recipe.fallback:
+        fb_specs = [dict(s, split=list(recipe.fallback_split)) for s in recipe.labelled]
+        fex, _ = build_sources(fb_specs, root)
+        fex = [e for e in fex if e.label in (0, 1) and e.text.strip()]
+        Xf, _, _ = feats([e.text for e in fex], {})
+        fnames = [n for n in names if "__" not in n]
+        yf = np.array([e.label for e in fex], dtype=np.float64)
+        wf = _source_class_weights(yf, np.array([e.source for e in fex]), recipe)
+        params["fallback"] = {"features": fnames, **fit_logistic(Xf[:, :len(fnames)], yf, wf, l2=recipe.fallback_l2)}
+        fallback_card = {"n": int(len(yf)), "n_negative": int((yf == 0).sum()), "splits": list(recipe.fallback_split),
+                         "l2": recipe.fallback_l2, "coefficients_standardised": dict(zip(fnames, params["fallback"]["coef"]))}
+        log(f"fallback (uncovered languages) fitted on {len(yf)} rows")
+    train_auc = M.roc_auc(y, predict_combined(params, X, names))
     log(f"fitted; train ROC AUC {train_auc:.4f}")
 
     # evaluation on the test splits
@@ -162,7 +201,7 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
         if not ev:
             continue
         Xe, _, _ = feats([e.text for e in ev], recipe.models)
-        sets[name] = (np.array([e.label for e in ev]), predict_logistic(params, Xe), Xe[:, bi], [e.lang for e in ev])
+        sets[name] = (np.array([e.label for e in ev]), predict_combined(params, Xe, names), Xe[:, bi], [e.lang for e in ev])
         eval_cards[name] = cards
         log(f"eval {name}: n={len(ev)} ROC AUC {M.roc_auc(sets[name][0], sets[name][1]):.4f}"
             f" (length {M.roc_auc(sets[name][0], sets[name][2]):.4f})")
@@ -172,7 +211,7 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
     cal, cal_cards = build_sources(recipe.calibration, root)
     cal_texts = [e.text for e in cal if e.text.strip()]
     Xc, _, _ = feats(cal_texts, recipe.models)
-    table = build_table(predict_logistic(params, Xc), [max(1, len(t.split())) for t in cal_texts])
+    table = build_table(predict_combined(params, Xc, names), [max(1, len(t.split())) for t in cal_texts])
 
     comb = {"name": recipe.name, "kind": "logistic_regression", "features": names, **params,
             "models": recipe.models, "calibration": table,
@@ -188,6 +227,7 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
                           "config": str(config_path), "config_sha256": cfg_sha},
             "training": {"n": int(len(y)), "n_negative": int((y == 0).sum()), "train_roc_auc": train_auc,
                          "l2": recipe.l2, "seconds": round(time.time() - t0, 1)},
+            "fallback": fallback_card,
             "data": src_cards, "eval_set_data": eval_cards, "metrics": {"test": results},
             "calibration": {"n_docs": table["n_docs"], "n_tokens": table["n_tokens"], "sources": cal_cards}}
     card = json.loads(json.dumps(card, default=lambda o: None if isinstance(o, float) else str(o)))

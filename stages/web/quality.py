@@ -8,10 +8,12 @@ and calibrated on**), then the learned combination (a logistic regression fitted
 ``python -m assay.classifiers train --config classifiers/configs/web_quality.yaml --out classifiers/models/``).
 
 Language awareness: a model's feature is its logit where the detected language is in the model's
-``langs`` (from the combiner file) and exactly 0 elsewhere, together with a 0/1 "covered" indicator,
-so for an uncovered language the model contributes nothing and the order comes from the
-language-independent signals (the documented neutral treatment); no model ever ranks text in a
-language it was not trained on.
+``langs`` (from the combiner file) and exactly 0 elsewhere, together with a 0/1 "covered" indicator. A text
+whose detected language no model covers is scored by the combiner's *fallback*: a second logistic
+regression over the language-independent signals only (heuristics, lid confidence, adult-word share and
+the text-shape signals of :func:`shape_features`), fitted on the human labels of every language. That is the
+documented neutral treatment: no model ever ranks text in a language it was not trained on, and uncovered
+languages are still ordered by signals that mean the same in every language.
 
 ``WebQualityScore`` stores ``quality__web_score`` (probability of "good" in [0, 1]),
 ``quality__web_pct`` (its token-weighted percentile on the reference sample of the combiner file) and
@@ -22,6 +24,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
@@ -37,6 +41,40 @@ HEURISTICS = ("log_chars", "log_words", "mean_word_length", "alpha_ws_words_rati
               "dup_5gram_char_frac", "top_2gram_char_frac", "line_punct_ratio", "short_line_ratio", "list_ratio",
               "bullet_lines_ratio", "ellipsis_word_ratio", "sentences_per_word", "upper_frac", "digit_frac",
               "lid_score", "adult_share")
+# language-agnostic text-shape signals (added in v2): script mixing, navigation separators, keyword
+# stuffing, vocabulary variety, capitalised-word share, mojibake; see :func:`shape_features`
+SHAPE = ("script_mix", "separator_ratio", "top_word_share", "type_token_ratio", "capitalised_ratio", "mojibake",
+         "punct_density", "url_ratio")
+_SEPARATORS = frozenset("|»›>-–—•·/:«‹<~*")
+_MOJIBAKE_RE = re.compile("Ã[\x80-\xbf]|Â[\x80-\xbf]|â€|\ufffd")
+
+
+def _script_block(ch: str) -> int:
+    """A letter's script, cheaply: its 128-code-point block, every Latin block (< U+0250 and the Latin
+    Extended Additional block) counted as one."""
+    o = ord(ch)
+    return 0 if o < 0x250 or 0x1E00 <= o < 0x1F00 else o >> 7
+
+
+def shape_features(text: str) -> list[float]:
+    """Language-agnostic shape signals of one text, in the order of ``SHAPE``."""
+    t = text[:TEXT_MAX_CHARS]
+    blocks = Counter(_script_block(c) for c in t if c.isalpha())
+    n_letters = sum(blocks.values())
+    script_mix = 1.0 - max(blocks.values()) / n_letters if n_letters else 0.0
+    toks = t.split()
+    n = len(toks) or 1
+    seps = sum(1 for w in toks if len(w) <= 2 and all(c in _SEPARATORS for c in w))
+    words = [w.lower() for w in toks if any(c.isalpha() for c in w)]
+    long_words = Counter(w for w in words if len(w) >= 4)
+    top = max(long_words.values()) / len(words) if long_words and words else 0.0
+    window = words[:300]
+    ttr = len(set(window)) / len(window) if window else 0.0
+    caps = sum(1 for w in toks if w[:1].isupper()) / n
+    moj = len(_MOJIBAKE_RE.findall(t)) * 1000.0 / (len(t) or 1)
+    punct = sum(1 for c in t if not c.isalnum() and not c.isspace()) / (len(t) or 1)
+    urls = sum(1 for w in toks if "http" in w or "www." in w or "@" in w or ".com" in w) / n
+    return [script_mix, seps / n, top, ttr, caps, math.log1p(moj), punct, urls]
 
 
 def _clip(x, lo, hi) -> float:
@@ -114,9 +152,9 @@ def quality_features(texts: list[str], models: dict[str, list[str]] | None = Non
     for t in texts:
         code, score = detect_language(t[:TEXT_MAX_CHARS])
         langs.append(code)
-        rows.append(heuristic_features(t, score, code))
-    names = list(HEURISTICS)
-    cols = [np.asarray(rows, dtype=np.float64).reshape(len(texts), len(HEURISTICS))]
+        rows.append(heuristic_features(t, score, code) + shape_features(t))
+    names = list(HEURISTICS) + list(SHAPE)
+    cols = [np.asarray(rows, dtype=np.float64).reshape(len(texts), len(names))]
     for m, covered in models.items():
         cov = np.array([lang in covered for lang in langs], dtype=bool)
         logit = np.zeros(len(texts))
@@ -129,13 +167,13 @@ def quality_features(texts: list[str], models: dict[str, list[str]] | None = Non
 
 
 def combine(X: np.ndarray, names: list[str], combiner: dict) -> np.ndarray:
-    """Probability of "good" from the feature matrix with the combiner's logistic regression."""
+    """Probability of "good" from the feature matrix: the combiner's logistic regression where a model
+    covers the text's language, its ``fallback`` (language-independent features only) where none does."""
     if list(names) != list(combiner["features"]):
         raise ValueError(f"feature names {names} do not match the combiner's {combiner['features']}")
-    mu = np.asarray(combiner["mean"])
-    sd = np.asarray(combiner["std"])
-    z = ((X - mu) / sd) @ np.asarray(combiner["coef"]) + float(combiner["intercept"])
-    return 1.0 / (1.0 + np.exp(-z))
+    from assay.classifiers.combine import predict_combined  # noqa: PLC0415
+
+    return predict_combined(combiner, X, names)
 
 
 def quality_score(texts: list[str], *, combiner_path: str | None = None) -> np.ndarray:

@@ -1,0 +1,345 @@
+"""Cross-validation on train+dev (grouped, benchmarks/splits.py) for choosing the ``web`` model's training
+data and the web-quality combiner's features. Never reads a test split.
+
+The English human pool: HPLT v2 inspection English rows and Turku English documents of the train and dev
+splits; 5 folds by a hash of the row/document group (Turku lines of one document share its group, so a
+document's lines never train the fold that scores it). For each fold a fastText model is trained on the
+variant's sources (human-labelled sources restricted to the other folds) and scores the held-out fold;
+the pooled out-of-fold ROC AUC is reported.
+
+    .venv/bin/python benchmarks/cv_web_quality.py web [VARIANT ...]      # web model recipe variants
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+CACHE = Path(tempfile.gettempdir()) / "assay_cv_web_quality"
+TD = ["train", "dev"]
+K = 5
+
+
+def fold_of(group: str) -> int:
+    return int(hashlib.sha256(f"cv-web\x00{group}".encode()).hexdigest()[:8], 16) % K
+
+
+def cached(spec: dict):
+    from assay.classifiers.data import build_source, default_data_root
+
+    CACHE.mkdir(exist_ok=True)
+    key = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+    p = CACHE / f"{key}.pkl"
+    if p.exists():
+        return pickle.loads(p.read_bytes())
+    exs = build_source(spec, default_data_root())[0]
+    p.write_bytes(pickle.dumps(exs))
+    return exs
+
+
+HPLT_EN = {"builder": "hplt_inspection", "path": "quality/hplt_inspection/eng_Latn__*.tsv.gz", "split": TD,
+           "split_dataset": "hplt_inspection"}
+TURKU_EN_DOCS = {"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
+                 "langs": ["en"], "unit": "doc", "split": TD, "split_dataset": "turku_quality"}
+
+
+def pool():
+    return [(e, "hplt_en") for e in cached(HPLT_EN)] + [(e, "turku_en_docs") for e in cached(TURKU_EN_DOCS)]
+
+
+# --- web model variants -----------------------------------------------------------------------------------
+S = {
+    "enwiki": {"builder": "wikipedia_xml", "path": "quality/wikipedia_dump_snippets/enwiki-*.bz2", "chunk_chars": 3000,
+               "min_words": 40, "max_chunks_per_doc": 6, "split": TD, "split_dataset": "enwiki_snippets"},
+    "news": {"builder": "text", "unit": "lines", "path": "quality/news_lee_background/lee_background.cor", "min_words": 40},
+    "sh_bodies": {"builder": "json_field", "path": "html/scrapinghub/ground-truth.json", "field": "articleBody",
+                  "group_prefix": "scrapinghub", "chunk_chars": 3000, "min_words": 40},
+    "rd_gold": {"builder": "text", "unit": "file", "path": "html/readability/readability/GoldStandard/*.txt",
+                "group_prefix": "readability", "chunk_chars": 3000, "min_words": 40, "max_chunks_per_doc": 3},
+    "ccnet": {"builder": "labelled", "path": "quality/dolma_ccnet_head/*.jsonl.gz", "chunk_chars": 3000, "min_words": 40,
+              "split": TD, "split_dataset": "ccnet_head"},
+    "warc_main": {"builder": "warc_html", "path": "warc/**/*.warc*", "main_content": True, "chunk_chars": 3000,
+                  "min_words": 20, "max_chunks_per_doc": 3, "split": TD, "split_dataset": "warc_pages", "split_by": "site"},
+    "warc_full": {"builder": "warc_html", "path": "warc/**/*.warc*", "main_content": False, "chunk_chars": 3000,
+                  "min_words": 20, "max_chunks_per_doc": 2, "split": TD, "split_dataset": "warc_pages", "split_by": "site"},
+    "sh_full": {"builder": "html_files", "path": "html/scrapinghub/html/*.html.gz", "main_content": False,
+                "group_prefix": "scrapinghub", "chunk_chars": 3000, "min_words": 20, "max_chunks_per_doc": 3},
+    "rd_full": {"builder": "html_files", "path": "html/readability/readability/input/*.html", "main_content": False,
+                "group_prefix": "readability", "chunk_chars": 3000, "min_words": 20, "max_chunks_per_doc": 3},
+    "dolma_cc": {"builder": "labelled", "path": "quality/dolma_provided/documents_000.json.gz", "chunk_chars": 3000,
+                 "min_words": 20},
+    # other languages' web text (a page in the wrong language is bad for an English corpus); hi/nn never
+    "hplt_other": {"builder": "hplt_inspection", "labelled_only": False, "path": [
+        f"quality/hplt_inspection/{c}_*.tsv.gz" for c in ("ara", "ast", "ben", "cat", "ces", "deu", "ell", "fin", "gla",
+                                                           "mar", "nld", "nob", "pol", "slk", "spa")]},
+    "hplt_en": HPLT_EN,
+    "turku_en_lines": {"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
+                       "langs": ["en"], "unit": "line", "min_words": 5, "split": TD, "split_dataset": "turku_quality"},
+    "turku_en_lines3": {"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
+                        "langs": ["en"], "unit": "line", "min_words": 3, "split": TD, "split_dataset": "turku_quality"},
+}
+HUMAN = {"hplt_en", "turku_en_lines", "turku_en_lines3"}  # folded: only the other folds' groups train
+REF_POS = ["enwiki", "news", "sh_bodies", "rd_gold", "ccnet"]
+BOILER = ["warc_full", "sh_full", "rd_full", "dolma_cc"]
+FT = {"dim": 32, "epoch": 15, "lr": 0.2, "wordNgrams": 2, "minCount": 2, "bucket": 200000, "thread": 1, "seed": 0,
+      "minn": 0, "maxn": 0, "loss": "softmax"}
+
+# name -> (sources {name: 1 | 0 | None(own labels)}, balance, fasttext overrides, repeat of human sources)
+VARIANTS = {
+    "current": ({**{s: 1 for s in REF_POS}, "warc_main": 0, **{s: 0 for s in BOILER}, "hplt_en": None,
+                 "turku_en_lines": None}, "downsample", {}, 1),
+    "human_aligned": ({**{s: 1 for s in REF_POS}, "warc_main": 1, **{s: 0 for s in BOILER}, "hplt_other": 0,
+                       "hplt_en": None, "turku_en_lines": None}, "downsample", {}, 1),
+    "human_aligned_up": ({**{s: 1 for s in REF_POS}, "warc_main": 1, **{s: 0 for s in BOILER}, "hplt_other": 0,
+                          "hplt_en": None, "turku_en_lines": None}, "upsample", {}, 1),
+    "no_warc_main": ({**{s: 1 for s in REF_POS}, **{s: 0 for s in BOILER}, "hplt_other": 0,
+                      "hplt_en": None, "turku_en_lines": None}, "upsample", {}, 1),
+    "current_no_warcneg_up": ({**{s: 1 for s in REF_POS}, **{s: 0 for s in BOILER}, "hplt_en": None,
+                               "turku_en_lines": None}, "upsample", {}, 1),
+    "human_only": ({"hplt_en": None, "turku_en_lines": None}, "upsample", {}, 1),
+}
+
+
+def _examples(variant: str, fold: int):
+    from assay.classifiers.data import Example
+
+    srcs, bal, _, rep = VARIANTS[variant]
+    out = []
+    for name, label in srcs.items():
+        for e in cached(S[name]):
+            if name in HUMAN and fold_of(e.group) == fold:
+                continue
+            lab = e.label if label is None else label
+            if lab in (0, 1) and e.text.strip():
+                out.append(Example(text=e.text, label=lab, group=e.group, source=name,
+                                   repeat=rep if name in HUMAN else 1))
+    return out, bal
+
+
+def train_fold(variant: str, fold: int, tmp: Path):
+    from assay.classifiers.data import balance, dedup, expand_repeats
+    from assay.classifiers.model import _import_fasttext
+    from assay.classifiers.text import Normalization, normalize
+    from assay.classifiers.train import _train_isolated, _write_fasttext_file
+
+    norm = Normalization(lowercase=True, digits="0", max_chars=8000)
+    exs, bal = _examples(variant, fold)
+    for e in exs:
+        e.text = normalize(e.text, norm)
+    exs = dedup([e for e in exs if e.text], key=lambda e: e.text)
+    tr = expand_repeats(balance(exs, bal, seed=0), seed=0)
+    f = tmp / f"{variant}_{fold}.txt"
+    _write_fasttext_file(f, [(e.label, e.text) for e in tr])
+    params = {**FT, **VARIANTS[variant][2]}
+    out = tmp / f"{variant}_{fold}.bin"
+    _train_isolated(f, params, out, lambda m: print(m, file=sys.stderr))
+    return _import_fasttext().load_model(str(out)), norm, len(tr)
+
+
+def cv_web(variant: str) -> dict:
+    from assay.classifiers.metrics import roc_auc
+    from assay.classifiers.model import QualityModel
+
+    P = pool()
+    scores = np.full(len(P), np.nan)
+    t0 = time.time()
+    n_tr = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(K):
+            _, norm, n = train_fold(variant, k, Path(tmp))
+            n_tr.append(n)
+            qm = QualityModel(Path(tmp) / f"{variant}_{k}.bin", name=variant, normalization=norm)
+            idx = [i for i, (e, _) in enumerate(P) if fold_of(e.group) == k]
+            scores[idx] = qm.score([P[i][0].text for i in idx])
+    y = np.array([e.label for e, _ in P])
+    sets = np.array([s for _, s in P])
+    L = np.array([len(e.text) for e, _ in P], dtype=float)
+    res = {"variant": variant, "english_oof": roc_auc(y, scores), "length": roc_auc(y, L),
+           "n_train": int(np.mean(n_tr)), "seconds": round(time.time() - t0)}
+    for s in ("hplt_en", "turku_en_docs"):
+        m = sets == s
+        res[s] = roc_auc(y[m], scores[m])
+    (CACHE / f"oof_web_{variant}.npy").write_bytes(pickle.dumps((scores, y, sets)))
+    return res
+
+
+def cv_main_dev(l2s=(1.0, 10.0, 30.0), hplt_ws=(1.0, 3.0)):
+    """The combiner's main regression (stacked: models trained on train, fitted on dev): 5-fold grouped CV
+    within the dev rows, with and without the shape features; ROC AUC out of fold, English and all HPLT."""
+    import yaml
+
+    from assay.classifiers.combine import fit_logistic, predict_combined
+    from assay.classifiers.metrics import roc_auc
+    from assay.stages.web.quality import HEURISTICS, SHAPE, quality_features
+
+    X0, names0, y, sets, lang, split, group, texts, det = comb_table()
+    models = yaml.safe_load((Path(__file__).resolve().parents[1] / "classifiers/configs/web_quality.yaml").read_text())["models"]
+    d = split == "dev"
+    Xd, names, _ = quality_features([t for t, k in zip(texts, d) if k], models)
+    y, sets, lang, group = y[d], sets[d], lang[d], group[d]
+    folds = np.array([fold_of(g) for g in group])
+    H = list(HEURISTICS)
+    for fname, feats in {"heuristics+models": [n for n in names if n not in SHAPE],
+                         "heuristics+shape+models": names}.items():
+        cols = [names.index(f) for f in feats]
+        for l2 in l2s:
+            for hw in hplt_ws:
+                oof = np.zeros(len(y))
+                for k in range(K):
+                    tr, te = folds != k, folds == k
+                    prm = fit_logistic(Xd[tr][:, cols], y[tr], weights(y[tr], sets[tr], hw), l2=l2)
+                    oof[te] = predict_combined(prm, Xd[te][:, cols], feats)
+                en = (lang == "en") & np.isin(sets, ["hplt", "turku_docs"])
+                print(json.dumps({"features": fname, "l2": l2, "hplt_w": hw, "english": round(roc_auc(y[en], oof[en]), 4),
+                                  "hplt_all": round(roc_auc(y[sets == "hplt"], oof[sets == "hplt"]), 4),
+                                  "turku_docs": round(roc_auc(y[sets == "turku_docs"], oof[sets == "turku_docs"]), 4)}),
+                      flush=True)
+
+
+def _main():
+    if sys.argv[1] == "web":
+        for v in sys.argv[2:] or list(VARIANTS):
+            r = cv_web(v)
+            print(json.dumps(r), flush=True)
+
+_HA = {**{s: 1 for s in REF_POS}, "warc_main": 1, **{s: 0 for s in BOILER}, "hplt_other": 0, "hplt_en": None}
+VARIANTS.update({
+    "ha_rep3": ({**_HA, "turku_en_lines": None}, "upsample", {}, 3),
+    "ha_lines3": ({**_HA, "turku_en_lines3": None}, "upsample", {}, 1),
+    "ha_char": ({**_HA, "turku_en_lines": None}, "upsample", {"minn": 3, "maxn": 5}, 1),
+    "ha_ep25": ({**_HA, "turku_en_lines": None}, "upsample", {"epoch": 25}, 1),
+    "ha_ep8": ({**_HA, "turku_en_lines": None}, "upsample", {"epoch": 8}, 1),
+    "ha_ng1": ({**_HA, "turku_en_lines": None}, "upsample", {"wordNgrams": 1}, 1),
+    "ha_none": ({**_HA, "turku_en_lines": None}, "none", {}, 1),
+})
+
+
+# --- combiner: language-agnostic features -------------------------------------------------------------------
+# HPLT rows of train+dev in every language except the two the held-out-language benchmark keeps unseen
+HELD = ("hin", "nno")
+COMB_SETS = {
+    "hplt": {"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz", "split": TD,
+             "split_dataset": "hplt_inspection"},
+    "turku_docs": {"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
+                   "langs": ["en", "de", "es", "fi", "fr", "sv"], "unit": "doc", "split": TD, "split_dataset": "turku_quality"},
+    "core_mt": {"builder": "register_core", "path": "multilingual/turku_register_core/*.tsv.gz", "split": TD,
+                "split_dataset": "register_core"},
+}
+
+
+def comb_table():
+    """(X heuristics+shape, names, y, set, lang, split, group, texts) for the combiner sets, hi/nn removed."""
+    from assay.stages.web.langid import detect_language
+    from assay.stages.web.quality import HEURISTICS, SHAPE, heuristic_features, shape_features
+
+    p = CACHE / "comb_table.pkl"
+    if p.exists():
+        return pickle.loads(p.read_bytes())
+    split_of, _ = __import__("assay.classifiers.data", fromlist=["grouped_split_fn"]).grouped_split_fn()
+    rows = []
+    for sname, spec in COMB_SETS.items():
+        for e in cached(spec):
+            if e.label not in (0, 1) or not e.text.strip() or e.lang in ("hi", "nn"):
+                continue
+            code, score = detect_language(e.text[:20000])
+            rows.append((heuristic_features(e.text, score, code) + shape_features(e.text), e.label, sname, e.lang,
+                         split_of(e.group, dataset=spec["split_dataset"]), e.group, e.text, code))
+    X = np.array([r[0] for r in rows])
+    out = (X, list(HEURISTICS) + list(SHAPE), *[np.array([r[i] for r in rows]) for i in range(1, 6)],
+           [r[6] for r in rows], np.array([r[7] for r in rows]))
+    p.write_bytes(pickle.dumps(out))
+    return out
+
+
+def weights(y, sets, hplt_w=3.0):
+    w = np.ones(len(y))
+    for s in set(sets):
+        m = sets == s
+        w[m] = (hplt_w if s == "hplt" else 1.0) / m.sum()
+        for c in (0, 1):
+            mc = m & (y == c)
+            if mc.any():
+                w[mc] *= 0.5 * w[m].sum() / w[mc].sum()
+    return w
+
+
+def cv_lolo(feature_sets: dict[str, list[str]], l2s=(1.0, 10.0)):
+    """Leave-one-language-out over the HPLT languages of train+dev: a heuristics-only LR (the fallback for
+    languages no model covers) fitted on every other language's rows, scoring the left-out language."""
+    from assay.classifiers.combine import fit_logistic, predict_logistic
+    from assay.classifiers.metrics import roc_auc
+
+    X, names, y, sets, lang, split, group, texts, det = comb_table()
+    hl = sorted(set(lang[sets == "hplt"].tolist()))
+    for fname, feats in feature_sets.items():
+        cols = [names.index(f) for f in feats]
+        for l2 in l2s:
+            oof = np.full(len(y), np.nan)
+            for L in hl:
+                tr = lang != L
+                prm = fit_logistic(X[tr][:, cols], y[tr], weights(y[tr], sets[tr]), l2=l2)
+                te = (lang == L) & (sets == "hplt")
+                oof[te] = predict_logistic(prm, X[te][:, cols])
+            m = sets == "hplt"
+            per = [roc_auc(y[m & (lang == L)], oof[m & (lang == L)]) for L in hl
+                   if (y[m & (lang == L)] == 0).sum() >= 3]
+            print(json.dumps({"features": fname, "l2": l2, "pooled_hplt": round(roc_auc(y[m], oof[m]), 4),
+                              "mean_per_language": round(float(np.mean(per)), 4), "n_lang": len(per)}), flush=True)
+
+
+def cv_main_dev(l2s=(1.0, 10.0, 30.0), hplt_ws=(1.0, 3.0)):
+    """The combiner's main regression (stacked: models trained on train, fitted on dev): 5-fold grouped CV
+    within the dev rows, with and without the shape features; ROC AUC out of fold, English and all HPLT."""
+    import yaml
+
+    from assay.classifiers.combine import fit_logistic, predict_combined
+    from assay.classifiers.metrics import roc_auc
+    from assay.stages.web.quality import HEURISTICS, SHAPE, quality_features
+
+    X0, names0, y, sets, lang, split, group, texts, det = comb_table()
+    models = yaml.safe_load((Path(__file__).resolve().parents[1] / "classifiers/configs/web_quality.yaml").read_text())["models"]
+    d = split == "dev"
+    Xd, names, _ = quality_features([t for t, k in zip(texts, d) if k], models)
+    y, sets, lang, group = y[d], sets[d], lang[d], group[d]
+    folds = np.array([fold_of(g) for g in group])
+    H = list(HEURISTICS)
+    for fname, feats in {"heuristics+models": [n for n in names if n not in SHAPE],
+                         "heuristics+shape+models": names}.items():
+        cols = [names.index(f) for f in feats]
+        for l2 in l2s:
+            for hw in hplt_ws:
+                oof = np.zeros(len(y))
+                for k in range(K):
+                    tr, te = folds != k, folds == k
+                    prm = fit_logistic(Xd[tr][:, cols], y[tr], weights(y[tr], sets[tr], hw), l2=l2)
+                    oof[te] = predict_combined(prm, Xd[te][:, cols], feats)
+                en = (lang == "en") & np.isin(sets, ["hplt", "turku_docs"])
+                print(json.dumps({"features": fname, "l2": l2, "hplt_w": hw, "english": round(roc_auc(y[en], oof[en]), 4),
+                                  "hplt_all": round(roc_auc(y[sets == "hplt"], oof[sets == "hplt"]), 4),
+                                  "turku_docs": round(roc_auc(y[sets == "turku_docs"], oof[sets == "turku_docs"]), 4)}),
+                      flush=True)
+
+
+def _main():
+    if sys.argv[1] == "web":
+        for v in sys.argv[2:] or list(VARIANTS):
+            r = cv_web(v)
+            print(json.dumps(r), flush=True)
+    elif sys.argv[1] == "lolo":
+        from assay.stages.web.quality import HEURISTICS, SHAPE
+        H = list(HEURISTICS)
+        sets = {"heuristics": H, "heuristics+shape6": H + list(SHAPE[:6]), "heuristics+shape": H + list(SHAPE),
+                **{f"heuristics+shape-{f}": H + [g for g in SHAPE if g != f] for f in SHAPE}}
+        cv_lolo({k: v for k, v in sets.items() if len(sys.argv) < 3 or k in sys.argv[2:]}, l2s=(10.0,))
+    elif sys.argv[1] == "main":
+        cv_main_dev()
+
+
+if __name__ == "__main__":
+    _main()
