@@ -261,6 +261,12 @@ def combiner_card_markdown(card: dict) -> str:
     lines += ["", "## Coefficients (standardised features)", "", "| feature | coefficient |", "|---|---|"]
     for k, v in card["coefficients_standardised"].items():
         lines.append(f"| {k} | {v:+.3f} |")
+    fb = card["training"].get("fallback")
+    if fb:
+        lines += ["", f"## Fallback for languages no model covers (fitted on {fb['n']} rows of the {'+'.join(fb['splits'])}"
+                  f" splits, {fb['n_negative']} negative, L2 {fb['l2']})", "", "| feature | coefficient |", "|---|---|"]
+        for k, v in fb["coefficients_standardised"].items():
+            lines.append(f"| {k} | {v:+.3f} |")
     lines += ["", "## Training data", "", "| source | builder | examples |", "|---|---|---|"]
     for s in card["data"]:
         lines.append(f"| {s['name']} | {s['builder']} | {s['n_examples']} |")

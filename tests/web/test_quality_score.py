@@ -37,6 +37,35 @@ def test_models_apply_only_to_their_languages():
         assert col[f"{m}__logit"][2] == 0.0 and col[f"{m}__covered"][2] == 0.0
 
 
+def test_uncovered_language_is_ordered_by_the_language_independent_fallback():
+    from assay.classifiers.combine import predict_logistic
+
+    comb = load_combiner()
+    X, names, langs = quality_features([EN_PROSE, ZH_ADULT_STORY], comb["models"])
+    s = quality_score([EN_PROSE, ZH_ADULT_STORY])
+    fb = comb["fallback"]
+    cols = [names.index(f) for f in fb["features"]]
+    assert all("__" not in f for f in fb["features"])
+    # zh: no model covers it -> exactly the fallback regression; en: the main regression
+    assert s[1] == pytest.approx(predict_logistic(fb, X[1:, cols])[0], abs=1e-12)
+    assert s[0] == pytest.approx(predict_logistic(comb, X[:1])[0], abs=1e-12)
+
+
+def test_shape_features_see_navigation_mixed_scripts_and_keyword_stuffing():
+    from assay.stages.web.quality import SHAPE, shape_features
+
+    f = dict(zip(SHAPE, shape_features(EN_PROSE)))
+    nav = dict(zip(SHAPE, shape_features("Home | News | Sport » Posted 6 days ago - Login - Cart » Contact | About")))
+    mixed = dict(zip(SHAPE, shape_features("डाउनलोड करा Android साठी बॉबी MovieBox APK नवीनतम आवृत्ती, मॅक, पीसी")))
+    stuffed = dict(zip(SHAPE, shape_features("painting a vanity painting bathroom vanity gray. painting a vanity "
+                                             "girls vanity painted vanity pink painting marble vanity top.")))
+    assert f["script_mix"] == 0.0 and mixed["script_mix"] > 0.2
+    assert nav["separator_ratio"] > 0.3 > f["separator_ratio"]
+    assert stuffed["top_word_share"] > 2 * f["top_word_share"]
+    assert dict(zip(SHAPE, shape_features("StĂžrst Ã© â€™ ok")))["mojibake"] > 0 == f["mojibake"]
+    assert shape_features("") == [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+
+
 def test_chinese_adult_story_ranks_low_and_scores_are_deterministic():
     s = quality_score([EN_PROSE, DE_PROSE, ZH_ADULT_STORY])
     assert s.shape == (3,) and np.all((s >= 0) & (s <= 1))
