@@ -115,6 +115,8 @@ def _examples(variant: str, fold: int):
         for e in cached(S[name]):
             if name in HUMAN and fold_of(e.group) == fold:
                 continue
+            if name == "hplt_en_unlabelled" and e.label is not None:
+                continue
             lab = e.label if label is None else label
             if lab in (0, 1) and e.text.strip():
                 out.append(Example(text=e.text, label=lab, group=e.group, source=name,
@@ -202,6 +204,46 @@ def cv_main_dev(l2s=(1.0, 10.0, 30.0), hplt_ws=(1.0, 3.0)):
                       flush=True)
 
 
+def cv_stacked_fallback(l2s=(1.0, 10.0, 30.0), hplt_ws=(1.0, 3.0)):
+    """Alternative main regression: [fallback logit, model logits + covered] instead of all features. The
+    fallback (language-independent features) is fitted on train+dev; its logit for a row comes from the
+    fold that did not see the row (5-fold, grouped), so the main regression (on dev) sees out-of-sample values."""
+    import yaml
+
+    from assay.classifiers.combine import fit_logistic, predict_combined, predict_logistic
+    from assay.classifiers.metrics import roc_auc
+    from assay.stages.web.quality import quality_features
+
+    X0, names0, y0, sets0, lang0, split0, group0, texts, det = comb_table()
+    folds0 = np.array([fold_of(g) for g in group0])
+    fb_oof = np.zeros(len(y0))
+    for k in range(K):
+        tr, te = folds0 != k, folds0 == k
+        prm = fit_logistic(X0[tr], y0[tr], weights(y0[tr], sets0[tr]), l2=10.0)
+        z = predict_logistic(prm, X0[te])
+        fb_oof[te] = np.log(z / (1 - z))
+    models = yaml.safe_load((Path(__file__).resolve().parents[1] / "classifiers/configs/web_quality.yaml").read_text())["models"]
+    d = split0 == "dev"
+    Xd, names, _ = quality_features([t for t, k in zip(texts, d) if k], models)
+    y, sets, lang, folds = y0[d], sets0[d], lang0[d], folds0[d]
+    mcols = [i for i, n in enumerate(names) if "__" in n]
+    variants = {"all features": (Xd, names), "fallback logit + models": (np.hstack([fb_oof[d][:, None], Xd[:, mcols]]),
+                                                                         ["fallback_logit"] + [names[i] for i in mcols])}
+    for vname, (Z, zn) in variants.items():
+        for l2 in l2s:
+            for hw in hplt_ws:
+                oof = np.zeros(len(y))
+                for k in range(K):
+                    tr, te = folds != k, folds == k
+                    prm = fit_logistic(Z[tr], y[tr], weights(y[tr], sets[tr], hw), l2=l2)
+                    oof[te] = predict_combined(prm, Z[te], zn)
+                en = (lang == "en") & np.isin(sets, ["hplt", "turku_docs"])
+                print(json.dumps({"variant": vname, "l2": l2, "hplt_w": hw, "english": round(roc_auc(y[en], oof[en]), 4),
+                                  "hplt_all": round(roc_auc(y[sets == "hplt"], oof[sets == "hplt"]), 4),
+                                  "turku_docs": round(roc_auc(y[sets == "turku_docs"], oof[sets == "turku_docs"]), 4),
+                                  "core_mt": round(roc_auc(y[sets == "core_mt"], oof[sets == "core_mt"]), 4)}), flush=True)
+
+
 def _main():
     if sys.argv[1] == "web":
         for v in sys.argv[2:] or list(VARIANTS):
@@ -209,7 +251,19 @@ def _main():
             print(json.dumps(r), flush=True)
 
 _HA = {**{s: 1 for s in REF_POS}, "warc_main": 1, **{s: 0 for s in BOILER}, "hplt_other": 0, "hplt_en": None}
+S["hplt_en_unlabelled"] = {"builder": "hplt_inspection", "path": "quality/hplt_inspection/eng_Latn__*.tsv.gz",
+                           "labelled_only": False}  # only its unlabelled rows are used (see _examples)
+S["core_other"] = {"builder": "register_core", "path": [f"multilingual/turku_register_core/{c}.tsv.gz"
+                                                        for c in ("ar", "ca", "id", "pt", "ur")], "chunk_chars": 3000,
+                   "max_chunks_per_doc": 1, "split": TD, "split_dataset": "register_core"}
+S["turku_other_lines"] = {"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
+                          "langs": ["de", "es", "fi", "fr", "sv"], "unit": "line", "min_words": 5, "split": TD,
+                          "split_dataset": "turku_quality", "max_docs": 3000}
 VARIANTS.update({
+    "ha_ep8_core": ({**_HA, "turku_en_lines": None, "core_other": 0}, "upsample", {"epoch": 8}, 1),
+    "ha_ep8_turku_other": ({**_HA, "turku_en_lines": None, "turku_other_lines": 0}, "upsample", {"epoch": 8}, 1),
+    "ha_ep8_unlab": ({**_HA, "turku_en_lines": None, "hplt_en_unlabelled": 1}, "upsample", {"epoch": 8}, 1),
+    "ha_ep8_dim64": ({**_HA, "turku_en_lines": None}, "upsample", {"epoch": 8, "dim": 64}, 1),
     "ha_rep3": ({**_HA, "turku_en_lines": None}, "upsample", {}, 3),
     "ha_lines3": ({**_HA, "turku_en_lines3": None}, "upsample", {}, 1),
     "ha_char": ({**_HA, "turku_en_lines": None}, "upsample", {"minn": 3, "maxn": 5}, 1),
@@ -326,6 +380,46 @@ def cv_main_dev(l2s=(1.0, 10.0, 30.0), hplt_ws=(1.0, 3.0)):
                       flush=True)
 
 
+def cv_stacked_fallback(l2s=(1.0, 10.0, 30.0), hplt_ws=(1.0, 3.0)):
+    """Alternative main regression: [fallback logit, model logits + covered] instead of all features. The
+    fallback (language-independent features) is fitted on train+dev; its logit for a row comes from the
+    fold that did not see the row (5-fold, grouped), so the main regression (on dev) sees out-of-sample values."""
+    import yaml
+
+    from assay.classifiers.combine import fit_logistic, predict_combined, predict_logistic
+    from assay.classifiers.metrics import roc_auc
+    from assay.stages.web.quality import quality_features
+
+    X0, names0, y0, sets0, lang0, split0, group0, texts, det = comb_table()
+    folds0 = np.array([fold_of(g) for g in group0])
+    fb_oof = np.zeros(len(y0))
+    for k in range(K):
+        tr, te = folds0 != k, folds0 == k
+        prm = fit_logistic(X0[tr], y0[tr], weights(y0[tr], sets0[tr]), l2=10.0)
+        z = predict_logistic(prm, X0[te])
+        fb_oof[te] = np.log(z / (1 - z))
+    models = yaml.safe_load((Path(__file__).resolve().parents[1] / "classifiers/configs/web_quality.yaml").read_text())["models"]
+    d = split0 == "dev"
+    Xd, names, _ = quality_features([t for t, k in zip(texts, d) if k], models)
+    y, sets, lang, folds = y0[d], sets0[d], lang0[d], folds0[d]
+    mcols = [i for i, n in enumerate(names) if "__" in n]
+    variants = {"all features": (Xd, names), "fallback logit + models": (np.hstack([fb_oof[d][:, None], Xd[:, mcols]]),
+                                                                         ["fallback_logit"] + [names[i] for i in mcols])}
+    for vname, (Z, zn) in variants.items():
+        for l2 in l2s:
+            for hw in hplt_ws:
+                oof = np.zeros(len(y))
+                for k in range(K):
+                    tr, te = folds != k, folds == k
+                    prm = fit_logistic(Z[tr], y[tr], weights(y[tr], sets[tr], hw), l2=l2)
+                    oof[te] = predict_combined(prm, Z[te], zn)
+                en = (lang == "en") & np.isin(sets, ["hplt", "turku_docs"])
+                print(json.dumps({"variant": vname, "l2": l2, "hplt_w": hw, "english": round(roc_auc(y[en], oof[en]), 4),
+                                  "hplt_all": round(roc_auc(y[sets == "hplt"], oof[sets == "hplt"]), 4),
+                                  "turku_docs": round(roc_auc(y[sets == "turku_docs"], oof[sets == "turku_docs"]), 4),
+                                  "core_mt": round(roc_auc(y[sets == "core_mt"], oof[sets == "core_mt"]), 4)}), flush=True)
+
+
 def _main():
     if sys.argv[1] == "web":
         for v in sys.argv[2:] or list(VARIANTS):
@@ -339,6 +433,8 @@ def _main():
         cv_lolo({k: v for k, v in sets.items() if len(sys.argv) < 3 or k in sys.argv[2:]}, l2s=(10.0,))
     elif sys.argv[1] == "main":
         cv_main_dev()
+    elif sys.argv[1] == "stacked":
+        cv_stacked_fallback()
 
 
 if __name__ == "__main__":

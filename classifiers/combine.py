@@ -56,6 +56,12 @@ class CombinerRecipe(BaseModel):
     fallback: bool = True
     fallback_split: list[str] = Field(default_factory=lambda: ["train", "dev"])
     fallback_l2: float = 10.0
+    # stacked fallback: the main regression's inputs are the fallback's logit plus the model features (not the
+    # raw language-independent features, whose coefficients the fallback estimates on more rows); on the
+    # main regression's rows the fallback logit is cross-fitted (``crossfit_folds`` folds grouped by example
+    # group), so it is out of sample like the model scores
+    stack_fallback: bool = True
+    crossfit_folds: int = 5
     per_language_min_negatives: int = 3  # per-language AUC only where both classes have enough rows
 
 
@@ -117,19 +123,33 @@ def _source_class_weights(y: np.ndarray, srcs: np.ndarray, recipe: CombinerRecip
     return w
 
 
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 1e-12, 1 - 1e-12)
+    return np.log(p / (1 - p))
+
+
 def predict_combined(comb: dict, X: np.ndarray, names: list[str]) -> np.ndarray:
-    """P(good) of a combiner (``fit_logistic`` parameters, optionally with a ``fallback``): its logistic
-    regression where a model covers the text's language (any ``*__covered`` feature > 0), the fallback
-    (language-independent features only) where none does."""
+    """P(good) of a combiner. Where a model covers the text's language (any ``*__covered`` feature > 0): the
+    main regression, either over all features (``coef``) or, stacked (``main``), over the fallback's logit
+    and the model features; where none does: the ``fallback`` (language-independent features only)."""
     X = np.asarray(X, dtype=np.float64).reshape(-1, len(names))
-    p = predict_logistic(comb, X)
     fb = comb.get("fallback")
+    fb_p = predict_logistic(fb, X[:, [names.index(f) for f in fb["features"]]]) if fb else None
+    main = comb.get("main")
+    if main:
+        Z = np.hstack([_logit(fb_p)[:, None], X[:, [names.index(f) for f in main["inputs"][1:]]]])
+        p = predict_logistic(main, Z)
+    else:
+        p = predict_logistic(comb, X)
     if fb:
         cov = [i for i, n in enumerate(names) if n.endswith("__covered")]
         uncovered = ~np.any(X[:, cov] > 0, axis=1) if cov else np.ones(len(X), dtype=bool)
-        if uncovered.any():
-            p[uncovered] = predict_logistic(fb, X[uncovered][:, [names.index(f) for f in fb["features"]]])
+        p[uncovered] = fb_p[uncovered]
     return p
+
+
+def _fold(group: str, k: int) -> int:
+    return int(hashlib.sha256(f"combiner-crossfit\x00{group}".encode()).hexdigest()[:8], 16) % k
 
 
 def _feature_fn(dotted: str):
@@ -175,22 +195,43 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
     X, names, _ = feats([e.text for e in exs], recipe.models)
     y = np.array([e.label for e in exs], dtype=np.float64)
     w = _source_class_weights(y, np.array([e.source for e in exs]), recipe)
-    params = fit_logistic(X, y, w, l2=recipe.l2)
     fallback_card = None
+    fnames = [n for n in names if "__" not in n]
     if recipe.fallback:
         fb_specs = [dict(s, split=list(recipe.fallback_split)) for s in recipe.labelled]
         fex, _ = build_sources(fb_specs, root)
         fex = [e for e in fex if e.label in (0, 1) and e.text.strip()]
         Xf, _, _ = feats([e.text for e in fex], {})
-        fnames = [n for n in names if "__" not in n]
+        Xf = Xf[:, :len(fnames)]
         yf = np.array([e.label for e in fex], dtype=np.float64)
         wf = _source_class_weights(yf, np.array([e.source for e in fex]), recipe)
-        params["fallback"] = {"features": fnames, **fit_logistic(Xf[:, :len(fnames)], yf, wf, l2=recipe.fallback_l2)}
+        fallback = {"features": fnames, **fit_logistic(Xf, yf, wf, l2=recipe.fallback_l2)}
         fallback_card = {"n": int(len(yf)), "n_negative": int((yf == 0).sum()), "splits": list(recipe.fallback_split),
-                         "l2": recipe.fallback_l2, "coefficients_standardised": dict(zip(fnames, params["fallback"]["coef"]))}
+                         "l2": recipe.fallback_l2, "coefficients_standardised": dict(zip(fnames, fallback["coef"]))}
         log(f"fallback (uncovered languages) fitted on {len(yf)} rows")
-    train_auc = M.roc_auc(y, predict_combined(params, X, names))
-    log(f"fitted; train ROC AUC {train_auc:.4f}")
+    if recipe.fallback and recipe.stack_fallback:
+        # cross-fitted fallback logit for the main regression's rows: fold k's rows are scored by a fallback
+        # fitted without fold k (folds by example group, the unit benchmarks/splits.py splits by)
+        k = recipe.crossfit_folds
+        ff = np.array([_fold(e.group, k) for e in fex])
+        fm = np.array([_fold(e.group, k) for e in exs])
+        oof = np.zeros(len(exs))
+        for j in range(k):
+            prm = fit_logistic(Xf[ff != j], yf[ff != j], wf[ff != j], l2=recipe.fallback_l2)
+            if (fm == j).any():
+                oof[fm == j] = _logit(predict_logistic(prm, X[fm == j][:, :len(fnames)]))
+        inputs = ["fallback__logit"] + [n for n in names if "__" in n]
+        Z = np.hstack([oof[:, None], X[:, [names.index(n) for n in inputs[1:]]]])
+        params = {"main": {"inputs": inputs, **fit_logistic(Z, y, w, l2=recipe.l2)}, "fallback": fallback}
+        coefs = dict(zip(inputs, params["main"]["coef"]))
+        train_auc = M.roc_auc(y, predict_logistic(params["main"], Z))
+    else:
+        params = fit_logistic(X, y, w, l2=recipe.l2)
+        if recipe.fallback:
+            params["fallback"] = fallback
+        coefs = dict(zip(names, params["coef"]))
+        train_auc = M.roc_auc(y, predict_combined(params, X, names))
+    log(f"fitted; train ROC AUC {train_auc:.4f} (stacked rows: cross-fitted fallback logit)")
 
     # evaluation on the test splits
     bi = names.index(recipe.baseline_feature)
@@ -222,7 +263,7 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
     cfg_sha = hashlib.sha256(json.dumps(recipe.model_dump(), sort_keys=True).encode()).hexdigest()
     card = {"name": recipe.name, "description": recipe.description, "label_source": recipe.label_source,
             "file": path.name, "features": names,
-            "coefficients_standardised": dict(zip(names, params["coef"])), "models": recipe.models,
+            "coefficients_standardised": coefs, "models": recipe.models,
             "reproduce": {"command": command or f"python -m assay.classifiers train --config {config_path} --out {out}",
                           "config": str(config_path), "config_sha256": cfg_sha},
             "training": {"n": int(len(y)), "n_negative": int((y == 0).sum()), "train_roc_auc": train_auc,

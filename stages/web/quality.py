@@ -9,9 +9,11 @@ and calibrated on**), then the learned combination (a logistic regression fitted
 
 Language awareness: a model's feature is its logit where the detected language is in the model's
 ``langs`` (from the combiner file) and exactly 0 elsewhere, together with a 0/1 "covered" indicator. A text
-whose detected language no model covers is scored by the combiner's *fallback*: a second logistic
-regression over the language-independent signals only (heuristics, lid confidence, adult-word share and
-the text-shape signals of :func:`shape_features`), fitted on the human labels of every language. That is the
+whose detected language no model covers is scored by the combiner's *fallback*: a logistic regression over
+the language-independent signals only (heuristics, lid confidence, adult-word share and the text-shape
+signals of :func:`shape_features`), fitted on the human labels of every language (train+dev splits). Where a
+model covers the language, the main regression combines the fallback's logit with the model logits (stacked;
+fitted on the dev split, where the fallback logit is cross-fitted and the models are out of sample). That is the
 documented neutral treatment: no model ever ranks text in a language it was not trained on, and uncovered
 languages are still ordered by signals that mean the same in every language.
 

@@ -121,11 +121,15 @@ def test_web_quality_combiner_file_and_card():
 
     expected = list(HEURISTICS) + list(SHAPE) + [f"{m}__{k}" for m in comb["models"] for k in ("logit", "covered")]
     assert comb["features"] == expected
-    assert len(comb["coef"]) == len(expected) == len(comb["mean"]) == len(comb["std"])
-    # the fallback for languages no model covers uses the language-independent features only
+    # the fallback for languages no model covers uses the language-independent features only ...
     fb = comb["fallback"]
     assert fb["features"] == list(HEURISTICS) + list(SHAPE)
     assert len(fb["coef"]) == len(fb["features"]) == len(fb["mean"]) == len(fb["std"])
+    # ... and the main regression stacks its logit with the model features
+    main = comb["main"]
+    assert main["inputs"] == ["fallback__logit"] + [f"{m}__{k}" for m in comb["models"] for k in ("logit", "covered")]
+    assert len(main["coef"]) == len(main["inputs"]) == len(main["mean"]) == len(main["std"])
+    assert main["coef"][0] > 0 and main["coef"][main["inputs"].index("web__logit")] > 0
     for m in comb["models"]:
         assert (MODELS / f"{m}.ftz").exists()
     card = json.loads((MODELS / "web_quality.card.json").read_text())

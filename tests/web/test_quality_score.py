@@ -48,7 +48,10 @@ def test_uncovered_language_is_ordered_by_the_language_independent_fallback():
     assert all("__" not in f for f in fb["features"])
     # zh: no model covers it -> exactly the fallback regression; en: the main regression
     assert s[1] == pytest.approx(predict_logistic(fb, X[1:, cols])[0], abs=1e-12)
-    assert s[0] == pytest.approx(predict_logistic(comb, X[:1])[0], abs=1e-12)
+    fb_logit = np.log(predict_logistic(fb, X[:1, cols]) / (1 - predict_logistic(fb, X[:1, cols])))
+    main = comb["main"]
+    Z = np.hstack([fb_logit[:, None], X[:1, [names.index(n) for n in main["inputs"][1:]]]])
+    assert s[0] == pytest.approx(predict_logistic(main, Z)[0], abs=1e-9)
 
 
 def test_shape_features_see_navigation_mixed_scripts_and_keyword_stuffing():
