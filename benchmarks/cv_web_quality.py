@@ -259,10 +259,14 @@ S["core_other"] = {"builder": "register_core", "path": [f"multilingual/turku_reg
 S["turku_other_lines"] = {"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
                           "langs": ["de", "es", "fi", "fr", "sv"], "unit": "line", "min_words": 5, "split": TD,
                           "split_dataset": "turku_quality", "max_docs": 3000}
+S["turku_other_lines_all"] = {**S["turku_other_lines"], "max_docs": 0}
 VARIANTS.update({
     "ha_ep8_core": ({**_HA, "turku_en_lines": None, "core_other": 0}, "upsample", {"epoch": 8}, 1),
     "ha_ep8_turku_other": ({**_HA, "turku_en_lines": None, "turku_other_lines": 0}, "upsample", {"epoch": 8}, 1),
     "ha_ep8_unlab": ({**_HA, "turku_en_lines": None, "hplt_en_unlabelled": 1}, "upsample", {"epoch": 8}, 1),
+    "ha_ep8_core_turku_other": ({**_HA, "turku_en_lines": None, "core_other": 0, "turku_other_lines": 0}, "upsample",
+                                {"epoch": 8}, 1),
+    "ha_ep8_turku_other_all": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample", {"epoch": 8}, 1),
     "ha_ep8_dim64": ({**_HA, "turku_en_lines": None}, "upsample", {"epoch": 8, "dim": 64}, 1),
     "ha_rep3": ({**_HA, "turku_en_lines": None}, "upsample", {}, 3),
     "ha_lines3": ({**_HA, "turku_en_lines3": None}, "upsample", {}, 1),
