@@ -267,8 +267,7 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
             "reproduce": {"command": command or f"python -m assay.classifiers train --config {config_path} --out {out}",
                           "config": str(config_path), "config_sha256": cfg_sha},
             "training": {"n": int(len(y)), "n_negative": int((y == 0).sum()), "train_roc_auc": train_auc,
-                         "l2": recipe.l2, "seconds": round(time.time() - t0, 1)},
-            "fallback": fallback_card,
+                         "l2": recipe.l2, "seconds": round(time.time() - t0, 1), "fallback": fallback_card},
             "data": src_cards, "eval_set_data": eval_cards, "metrics": {"test": results},
             "calibration": {"n_docs": table["n_docs"], "n_tokens": table["n_tokens"], "sources": cal_cards}}
     card = json.loads(json.dumps(card, default=lambda o: None if isinstance(o, float) else str(o)))
