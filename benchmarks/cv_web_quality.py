@@ -435,6 +435,10 @@ def _main():
         sets = {"heuristics": H, "heuristics+shape6": H + list(SHAPE[:6]), "heuristics+shape": H + list(SHAPE),
                 **{f"heuristics+shape-{f}": H + [g for g in SHAPE if g != f] for f in SHAPE}}
         cv_lolo({k: v for k, v in sets.items() if len(sys.argv) < 3 or k in sys.argv[2:]}, l2s=(10.0,))
+    elif sys.argv[1] == "lolo-ablate":
+        from assay.stages.web.quality import HEURISTICS, SHAPE
+        F = list(HEURISTICS) + list(SHAPE)
+        cv_lolo({"all": F, **{f"-{f}": [g for g in F if g != f] for f in F}}, l2s=(10.0,))
     elif sys.argv[1] == "main":
         cv_main_dev()
     elif sys.argv[1] == "stacked":
