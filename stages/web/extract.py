@@ -55,14 +55,15 @@ from typing import TYPE_CHECKING
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from assay.stages.web.blocks import filter_lines, strip_marks
+from assay.stages.web.blocks import LINK_CLOSE, LINK_OPEN, filter_lines, strip_marks
 
 if TYPE_CHECKING:  # pragma: no cover
     from resiliparse.parse.html import HTMLTree
 
-_PH_OPEN, _PH_CLOSE = "\ue000", "\ue001"
+# Unicode noncharacters (never meant for interchange, so virtually absent from real pages, unlike the
+# private-use characters of icon fonts): the page is scanned for them once and only then cleaned
+_PH_OPEN, _PH_CLOSE = "\ufdd0", "\ufdd1"
 _PH_RE = re.compile(_PH_OPEN + r"(\d+)" + _PH_CLOSE)
-_PRIVATE_RE = re.compile("[\ue000-\ue003]")  # placeholder and link-mark characters
 
 # "language-x", "lang-x", "brush: x", "highlight-source-x" name a language; weaker prefixes
 # ("code-", "highlight-", "syntax-", "hljs-") only count when the value is a known language
@@ -84,10 +85,18 @@ _LANG_ALIASES = {"c++": "cpp", "js": "javascript", "py": "python", "sh": "bash",
 _LATEX_IMG_SRC_RE = re.compile(
     r"(latex|mathtex|mimetex|codecogs|/tex\?|tex2img|chart\?cht=tx|wp\.com/latex|/math/render|mathurl|equation)", re.I)
 # candidate formula images: LaTeX image services / tex-ish classes, or TeX-looking alt text
-_IMG_MATH_SELECTOR = ", ".join(
-    [f'img[alt][src*="{k}" i]' for k in ("tex", "codecogs", "/math/", "cht=tx", "equation")]
-    + [f'img[alt][class*="{k}" i]' for k in ("tex", "math", "equation", "formula")]
-    + ['img[alt*="\\\\"]', 'img[alt*="^{"]', 'img[alt*="_{"]'])
+_IMG_MATH_SRC_HINTS = ("tex", "codecogs", "/math/", "cht=tx", "equation")
+_IMG_MATH_CLASS_HINTS = ("tex", "math", "equation", "formula")
+
+
+def _img_math_candidate(src: str, cls: str, alt: str) -> bool:
+    """A formula image candidate: a LaTeX image service or tex-ish class, or TeX-looking alt text."""
+    if "\\" in alt or "^{" in alt or "_{" in alt:
+        return True
+    src, cls = src.lower(), cls.lower()
+    return any(k in src for k in _IMG_MATH_SRC_HINTS) or any(k in cls for k in _IMG_MATH_CLASS_HINTS)
+
+
 _MATH_CLASS_RE = re.compile(r"(^|[\s_-])(tex|latex|math|equation|formula|mwe-math)", re.I)
 
 # class/id words that name a widget: whole words, word prefixes, hyphenated pairs
@@ -332,6 +341,39 @@ def _clean_tex(tex: str) -> str:
     return re.sub(r"\s+", " ", tex)
 
 
+_MATH_SCAN_MAX = 2000
+
+
+def _math_markup(html: str) -> set[str]:
+    """Which math markups the source may hold: ``math/`` (MathJax 2 scripts), ``katex``, ``mjx-container``,
+    ``mwe-math``, ``<math``. Every one handled spells "math" (``katex-mathml``; MathJax 3 is read from its
+    ``<math>``), so one walk over the occurrences of "math" answers all of them: a handful of short
+    look-arounds instead of one scan of the page per needle (each costs ~1 ms on a 1 MB non-ASCII page).
+    Pages with more than ``_MATH_SCAN_MAX`` occurrences get every needle (math-heavy: all checks run)."""
+    found: set[str] = set()
+    i = html.find("math")
+    n = 0
+    while i != -1:
+        n += 1
+        if n > _MATH_SCAN_MAX:
+            return {"math/", "katex", "mjx-container", "mwe-math", "<math"}
+        if html.startswith("math/", i):
+            found.add("math/")
+        pre = html[max(0, i - 6):i]
+        if pre.endswith("<") or pre.endswith(":"):  # <math, <m:math (namespaced MathML)
+            found.add("<math")
+        elif pre.endswith("mwe-"):
+            found.add("mwe-math")
+        elif pre.endswith("katex-"):
+            found.add("katex")
+        i = html.find("math", i + 4)
+    if "<math" in found and "mjx-container" in html:
+        found.add("mjx-container")
+    if "<math" in found and "katex" not in found and "katex" in html:  # KaTeX's MathML is a <math>
+        found.add("katex")
+    return found
+
+
 # ----------------------------------------------------------------------------------------------
 # limits: nesting depth (checked before parsing) and a per-document time limit
 # ----------------------------------------------------------------------------------------------
@@ -434,6 +476,7 @@ class _Rewriter:
         self.tree = tree
         self.deadline = deadline
         self._tables: list | None = None
+        self._walked: tuple | None = None
         self._body = False  # not looked up yet
         self.body_elements: list = []  # every marked article-body element
         self.attr_values = _attr_values(html) if html else (set(), set())
@@ -446,6 +489,21 @@ class _Rewriter:
         self.n_inline_code = 0
         self.n_math = 0
         self.n_tables = 0
+
+    def _walk(self) -> tuple[list, list, list, list]:
+        """One DOM walk (each costs about as much as the rest of a step) for code blocks, inline code,
+        tables and images with alt text: ``(pres, inline, tables, imgs)``, in document order, taken
+        before math and code are rewritten (users check ``doc.contains`` for nodes replaced since)."""
+        if self._walked is None:
+            pres, inline, imgs, self._tables = [], [], [], []
+            doc = self.tree.document
+            for el in (doc.query_selector_all("pre, code, kbd, samp, tt, table, img[alt]").values()
+                       if doc is not None else []):
+                tag = el.tag
+                (pres if tag == "pre" else self._tables if tag == "table" else imgs if tag == "img"
+                 else inline).append(el)
+            self._walked = (pres, inline, self._tables, imgs)
+        return self._walked
 
     def _article_body(self):
         """The page's marked article body (largest ``_ARTICLE_BODY_*`` element with at least 800 characters
@@ -492,10 +550,10 @@ class _Rewriter:
             return
         # MathJax v2 source scripts; drop the rendered copies first
         html = self.html
-        # cheap source checks skip DOM queries for markup the page does not contain; every math
-        # markup handled here (math/tex scripts, katex-mathml, mjx-math, mwe-math, <math>) spells "math"
-        any_math = not html or "math" in html  # lexbor lower-cases tags; an upper-case-only page is rare
-        has = (lambda needle: any_math and needle in html) if html else (lambda needle: True)
+        doc_contains = body.contains
+        # cheap source checks skip DOM queries for markup the page does not contain
+        found = _math_markup(html) if html else None
+        has = (lambda needle: needle in found) if found is not None else (lambda needle: True)
         scripts = body.query_selector_all(
             'script[type^="math/tex" i], script[type^="math/asciimath" i]').values() if has("math/") else []
         if scripts:
@@ -531,16 +589,18 @@ class _Rewriter:
             display = w.query_selector(".mwe-math-mathml-display, .mwe-math-fallback-image-display") is not None
             self._replace_with_text(w, self._math_token(tex or "", display))
         # any other MathML
-        for m in (body.query_selector_all("math").values() if has("<math") or has("<MATH") else []):
+        for m in (body.query_selector_all("math").values() if has("<math") else []):
             display = (m.getattr("display") or "").lower() == "block" or (m.getattr("mode") or "") == "display"
             self._replace_with_text(m, self._math_token(_safe_mathml(m), display))
-        # image formulas
-        for img in body.query_selector_all(_IMG_MATH_SELECTOR).values():
+        # image formulas (candidates from the one DOM walk shared with code and tables)
+        for img in self._walk()[3]:
             alt = (img.getattr("alt") or "").strip()
-            if not alt:
+            if not alt or not doc_contains(img):
                 continue
             src = img.getattr("src") or ""
             cls = img.getattr("class") or ""
+            if not _img_math_candidate(src, cls, alt):
+                continue
             looks_math = bool(_LATEX_IMG_SRC_RE.search(src) or _MATH_CLASS_RE.search(cls))
             if not looks_math and not re.search(r"\\[a-zA-Z]+|[\^_]\{", alt):
                 continue
@@ -612,11 +672,7 @@ class _Rewriter:
         if doc is None:
             return
         self._drop_line_numbers(doc)
-        # one DOM walk for code blocks, inline code and tables (each walk costs about as much as the rest)
-        pres, inline, self._tables = [], [], []
-        for el in doc.query_selector_all("pre, code, kbd, samp, tt, table").values():
-            tag = el.tag
-            (pres if tag == "pre" else self._tables if tag == "table" else inline).append(el)
+        pres, inline = self._walk()[:2]
         for pre in pres:
             _check_deadline(self.deadline)
             if not doc.contains(pre):
@@ -830,6 +886,25 @@ def _to_str(html: str | bytes) -> str:
     return html
 
 
+def _drop_private_chars(text: str) -> str:
+    """``text`` without the placeholder and link-mark characters (U+FDD0..U+FDD3)."""
+    pos = []
+    for ch in _PH_OPEN + _PH_CLOSE + LINK_OPEN + LINK_CLOSE:
+        i = text.find(ch)
+        while i != -1:
+            pos.append(i)
+            i = text.find(ch, i + 1)
+    if not pos:
+        return text
+    pos.sort()
+    parts, prev = [], 0
+    for i in pos:
+        parts.append(text[prev:i])
+        prev = i + 1
+    parts.append(text[prev:])
+    return "".join(parts)
+
+
 _EMPTY_STATS = {"n_code_blocks": 0, "n_inline_code": 0, "n_math": 0, "n_tables": 0}
 
 
@@ -847,8 +922,8 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
     if not text or not text.strip():
         return None
     # placeholder and link-mark characters must not come from the page itself
-    if _PH_OPEN in text:  # one str scan (a character-class regex is ~5x slower); a lone CLOSE is inert
-        text = _PRIVATE_RE.sub("", text)
+    if _PH_OPEN in text:  # one str scan; a lone CLOSE is inert
+        text = _drop_private_chars(text)
     if nesting_depth_exceeds(text):
         raise ExtractTooDeep(f"tag nesting deeper than {MAX_DEPTH}")
     tree = HTMLTree.parse(text)
@@ -965,13 +1040,21 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
     lines = out.split("\n")
     inside = []
     prose_in = 0
+    pos = 0  # extracted lines follow document order: look after the previous hit first (linear, not
+    # lines x body length on long pages)
     for ln in lines:
         st = ln.lstrip()
         if not st:
             inside.append(False)
             continue
         key = _norm_ws(_BULLET_PREFIX_RE.sub("", st) if st[0] in _BULLET_STARTS else st)
-        ok = bool(key) and key in body_text
+        ok = False
+        if key:
+            at = body_text.find(key, pos)
+            if at < 0:
+                at = body_text.find(key)
+            if at >= 0:
+                ok, pos = True, at
         inside.append(ok)
         if ok and _is_prose(ln):
             prose_in += len(ln)
