@@ -477,6 +477,7 @@ class _Rewriter:
         self.deadline = deadline
         self._tables: list | None = None
         self._walked: tuple | None = None
+        self._math_found: set[str] | None = None
         self._body = False  # not looked up yet
         self.body_elements: list = []  # every marked article-body element
         self.attr_values = _attr_values(html) if html else (set(), set())
@@ -504,6 +505,12 @@ class _Rewriter:
                  else inline).append(el)
             self._walked = (pres, inline, self._tables, imgs)
         return self._walked
+
+    def math_markup(self) -> set[str]:
+        """``_math_markup`` of the page source (cached)."""
+        if self._math_found is None:
+            self._math_found = _math_markup(self.html)
+        return self._math_found
 
     def _article_body(self):
         """The page's marked article body (largest ``_ARTICLE_BODY_*`` element with at least 800 characters
@@ -552,7 +559,7 @@ class _Rewriter:
         html = self.html
         doc_contains = body.contains
         # cheap source checks skip DOM queries for markup the page does not contain
-        found = _math_markup(html) if html else None
+        found = self.math_markup() if html else None
         has = (lambda needle: needle in found) if found is not None else (lambda needle: True)
         scripts = body.query_selector_all(
             'script[type^="math/tex" i], script[type^="math/asciimath" i]').values() if has("math/") else []
@@ -782,6 +789,10 @@ class _Rewriter:
             return
         scope = self._article_body() if _SCOPED_BOILERPLATE else None
         candidates = (scope or doc).query_selector_all(sel).values()
+        # the ancestor check below (syntax-highlighting spans such as "token comment") only on pages that
+        # have code or math at all
+        pres, inline = self._walk()[:2]
+        may_be_inside = bool(pres or inline) or not self.html or "<math" in self.math_markup()
         for el in candidates:
             if not doc.contains(el):
                 continue  # inside a widget removed already
@@ -794,8 +805,8 @@ class _Rewriter:
                 key = _NEGATED_TOKEN_RE.sub(" ", key)  # "no-share", "no_comments": content without widgets
             if not _BOILERPLATE_CLASS_RE.search(key):
                 continue
-            if not doc.contains(el) or el.closest("pre, code, math") is not None:
-                continue  # detached already, or syntax-highlighting spans such as "token comment"
+            if may_be_inside and el.closest("pre, code, math") is not None:
+                continue  # syntax-highlighting spans such as "token comment"
             if el.query_selector("pre, math, article, main, h1") is not None:
                 continue
             # a block holding a lot of text, or running prose, is more likely a wrapper around the article
@@ -949,6 +960,7 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
                 out = span
         else:
             out = _restrict_to_article_body(rw, out, prose_main)
+        out = _cut_teaser_tail(out)
     _check_deadline(deadline)
     return out, rw
 
@@ -995,6 +1007,74 @@ def _densest_prose_span(text: str) -> str:
     if best_hi < 0:
         return text
     return "\n".join(lines[best_lo:best_hi + 1])
+
+
+# headings that open the teaser lists after a story ("You might also like", "Related stories", "More in
+# Opinion", "Features" ...), in the languages of the evaluation corpora; matched on the whole short line
+_TEASER_HEADING_RE = re.compile(
+    r"(?:you (?:may|might) (?:also )?(?:like|enjoy|be interested in)|related(?: (?:stories|articles|posts|content|"
+    r"news|coverage|links|reading|topics|videos|items))?|more (?:from|in|on|stories|news|articles|like this|to "
+    r"explore|videos)\b.{0,40}|similar (?:articles|stories|posts)|recommended(?: for you| stories| articles| "
+    r"reading| videos)?|read (?:next|more|also|this next)|what to read next|up next|most (?:popular|read|viewed|"
+    r"shared|emailed)(?: stories| articles)?|popular(?: (?:stories|posts|articles|now|on \w+))?|trending(?: now|"
+    r" stories| articles)?|top stories|latest (?:news|stories|posts|articles|videos)|editor'?s'? picks?|"
+    r"don'?t miss|also (?:read|on \w+)|explore further|features|around the web|from around the web|"
+    r"sponsored(?: stories| content| links)?|promoted(?: stories| content)?|keep reading|recent (?:posts|articles|"
+    r"stories)|more stories|today'?s top stories|in other news|you may have missed|"
+    r"das könnte sie auch interessieren|mehr zum thema|lesen sie auch|weitere artikel|ähnliche artikel|"
+    r"meistgelesen|(?:à )?lire aussi|sur le même sujet|à voir aussi|te puede interesar|noticias relacionadas|"
+    r"leggi anche|potrebbe interessarti|leia também|相关阅读|相关文章|推荐阅读|関連記事)\W*", re.I)
+_TEASER_HEADING_MAX = 60
+_TEASER_MIN_PROSE_BEFORE = 0.8
+
+
+# a gallery item: "• 3/31 18 October 2017", "2 of 5 Camden set for a makeover" (numerator, denominator)
+_GALLERY_ITEM_RE = re.compile(r"^\s*(?:[•*·-]\s*)?(\d{1,3})\s*(?:/|of)\s*(\d{1,3})(?![\d/.:-])")
+_GALLERY_MIN_ITEMS = 3
+
+
+def _drop_galleries(lines: list[str]) -> list[str]:
+    """Drop photo-gallery runs: from the first to the last item counter of one gallery ("1/31" .. "31/31",
+    at least ``_GALLERY_MIN_ITEMS`` distinct items), plus the caption lines of the last item (indented
+    continuation lines). Placeholders inside are kept."""
+    items: dict[str, list[tuple[int, str]]] = {}
+    for i, ln in enumerate(lines):
+        if ln[:12].lstrip(" \t•*·-")[:1].isdigit():
+            m = _GALLERY_ITEM_RE.match(ln)
+            if m and 0 < int(m.group(1)) <= int(m.group(2)):
+                items.setdefault(m.group(2), []).append((i, m.group(1)))
+    drop = set()
+    for hits in items.values():
+        if len({n for _, n in hits}) < _GALLERY_MIN_ITEMS:
+            continue
+        lo, hi = hits[0][0], hits[-1][0]
+        j = hi + 1
+        while j < len(lines) and (not lines[j].strip() or lines[j][:1] in " \t"):
+            j += 1
+        drop.update(range(lo, j))
+    if not drop:
+        return lines
+    return [ln for i, ln in enumerate(lines) if i not in drop or _PH_OPEN in ln]
+
+
+def _cut_teaser_tail(text: str) -> str:
+    """Drop photo galleries (``_drop_galleries``) and what follows a teaser heading ("You might also like", "Related stories", ...) once the story has
+    ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies above the heading. Code, math
+    and table placeholders below it are kept."""
+    lines = _drop_galleries(text.split("\n"))
+    prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
+    total = sum(prose)
+    if total < 300:
+        return "\n".join(lines)
+    before = 0
+    for i, ln in enumerate(lines):
+        before += prose[i]
+        s = ln.strip()
+        if not s or len(s) > _TEASER_HEADING_MAX or before < _TEASER_MIN_PROSE_BEFORE * total:
+            continue
+        if _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP)):
+            return "\n".join(lines[:i] + [x for x in lines[i + 1:] if _PH_OPEN in x])
+    return "\n".join(lines)
 
 
 # class names and ids that mark an article's body on common publishing systems (schema.org, WordPress,
