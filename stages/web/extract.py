@@ -1035,7 +1035,7 @@ _GALLERY_MIN_ITEMS = 3
 
 def _drop_galleries(lines: list[str]) -> list[str]:
     """Drop photo-gallery runs: from the first to the last item counter of one gallery ("1/31" .. "31/31",
-    at least ``_GALLERY_MIN_ITEMS`` distinct items), plus the caption lines of the last item (indented
+    at least ``_GALLERY_MIN_ITEMS`` consecutive numbers), plus the caption lines of the last item (indented
     continuation lines). Placeholders inside are kept."""
     items: dict[str, list[tuple[int, str]]] = {}
     for i, ln in enumerate(lines):
@@ -1045,13 +1045,25 @@ def _drop_galleries(lines: list[str]) -> list[str]:
                 items.setdefault(m.group(2), []).append((i, m.group(1)))
     drop = set()
     for hits in items.values():
-        if len({n for _, n in hits}) < _GALLERY_MIN_ITEMS:
+        if len(hits) < _GALLERY_MIN_ITEMS:
             continue
-        lo, hi = hits[0][0], hits[-1][0]
-        j = hi + 1
-        while j < len(lines) and (not lines[j].strip() or lines[j][:1] in " \t"):
-            j += 1
-        drop.update(range(lo, j))
+        # runs of consecutive numbers (1/31, 2/31, 3/31 ...): a lone "8/10" rating elsewhere is no gallery
+        runs, run = [], [hits[0]]
+        for h in hits[1:]:
+            if int(h[1]) == int(run[-1][1]) + 1:
+                run.append(h)
+            else:
+                runs.append(run)
+                run = [h]
+        runs.append(run)
+        for run in runs:
+            if len(run) < _GALLERY_MIN_ITEMS:
+                continue
+            lo, hi = run[0][0], run[-1][0]
+            j = hi + 1
+            while j < len(lines) and (not lines[j].strip() or lines[j][:1] in " \t"):
+                j += 1
+            drop.update(range(lo, j))
     if not drop:
         return lines
     return [ln for i, ln in enumerate(lines) if i not in drop or _PH_OPEN in ln]
