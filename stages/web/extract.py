@@ -783,6 +783,12 @@ class _Rewriter:
         doc = self.tree.document
         if doc is None:
             return
+        # sign-in and registration forms (a password field) are never article content
+        if "password" in self.html:
+            for inp in doc.query_selector_all('input[type="password" i]').values():
+                form = inp.closest("form")
+                if form is not None and doc.contains(form) and form.query_selector("pre, math, h1") is None:
+                    form.decompose()
         # regexes over the source find the class tokens and ids that name a widget; lexbor selects them
         sel = _boilerplate_selector(*self.attr_values)
         if not sel:
@@ -831,7 +837,12 @@ _CHROME_LINES = frozenset((
     "advertisement - continue reading below", "buy photo", "close", "caption", "autoplay", "replay", "next story",
     "accessibility links", "must watch", "transcript", "related stories", "related tags", "related articles",
     "related", "latest news posts", "contact author", "menu", "subscribe", "comments", "share", "tweet", "email",
-    "print", "view comments", "show comments", "leave a comment", "load more", "read more", "see more"))
+    "print", "view comments", "show comments", "leave a comment", "load more", "read more", "see more",
+    # more UI phrases seen as whole lines on train+dev pages (none is a whole line of any gold text there)
+    "learn more", "about the author", "share this story", "posted!", "show thumbnails", "show captions",
+    "hide captions", "jump to navigation jump to search", "from wikipedia, the free encyclopedia", "view all posts",
+    "report a typo", "loading comments...", "loading...", "like this:", "font size:", "enlarge this image",
+    "toggle caption", "hide caption", "skip advert", "continue reading", "listen to this article"))
 # gallery counters and number-only lines ("3/31", "2 of 5", "’17", "1"): no letters, not content
 _COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|di)\s+\d+\W*$")
 _CHROME_STRIP = " \t•·|>›»«‹^↑▲-–—*#"
