@@ -978,7 +978,7 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
 
 _RESCUE_BELOW = 600
 _CJK_CHAR_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_SENTENCE_END_RE = re.compile(r"[.!?。！？…\"”’)»:]\s*$")
+_SENTENCE_END_CHARS = frozenset(".!?。！？…\"”’)»:")
 
 
 def _is_prose(line: str) -> bool:
@@ -988,7 +988,7 @@ def _is_prose(line: str) -> bool:
         return False
     if s.count(" ") < 9 and (s.isascii() or len(_CJK_CHAR_RE.findall(s)) < 40):
         return False
-    return _SENTENCE_END_RE.search(s) is not None
+    return s[-1] in _SENTENCE_END_CHARS
 
 
 def _prose_chars(text: str) -> int:
@@ -1084,20 +1084,18 @@ def _cut_teaser_tail(text: str) -> str:
     """Drop photo galleries (``_drop_galleries``) and what follows a teaser heading ("You might also like", "Related stories", ...) once the story has
     ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies above the heading. Code, math
     and table placeholders below it are kept."""
-    lines = _drop_galleries(text.split("\n"))
-    prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
-    total = sum(prose)
-    if total < 300:
-        return "\n".join(lines)
-    before = 0
-    for i, ln in enumerate(lines):
-        before += prose[i]
-        s = ln.strip()
-        if not s or len(s) > _TEASER_HEADING_MAX or before < _TEASER_MIN_PROSE_BEFORE * total:
-            continue
-        if _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP)):
-            return "\n".join(lines[:i] + [x for x in lines[i + 1:] if _PH_OPEN in x])
-    return "\n".join(lines)
+    split = text.split("\n")
+    lines = _drop_galleries(split)
+    heads = [i for i, ln in enumerate(lines) if 0 < len(ln) <= 2 * _TEASER_HEADING_MAX
+             and len(s := ln.strip()) <= _TEASER_HEADING_MAX and s and _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP))]
+    if heads:
+        prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
+        total = sum(prose)
+        if total >= 300:
+            for i in heads:
+                if sum(prose[:i]) >= _TEASER_MIN_PROSE_BEFORE * total:
+                    return "\n".join(lines[:i] + [x for x in lines[i + 1:] if _PH_OPEN in x])
+    return text if lines is split else "\n".join(lines)
 
 
 # class names and ids that mark an article's body on common publishing systems (schema.org, WordPress,
