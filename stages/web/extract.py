@@ -491,19 +491,20 @@ class _Rewriter:
         self.n_math = 0
         self.n_tables = 0
 
-    def _walk(self) -> tuple[list, list, list, list]:
+    def _walk(self) -> tuple[list, list, list, list, list]:
         """One DOM walk (each costs about as much as the rest of a step) for code blocks, inline code,
-        tables and images with alt text: ``(pres, inline, tables, imgs)``, in document order, taken
-        before math and code are rewritten (users check ``doc.contains`` for nodes replaced since)."""
+        tables, images with alt text and figure captions: ``(pres, inline, tables, imgs, figcaptions)``, in
+        document order, taken before widgets, math and code are rewritten (users check ``doc.contains``
+        for nodes removed or replaced since)."""
         if self._walked is None:
-            pres, inline, imgs, self._tables = [], [], [], []
+            pres, inline, imgs, caps, self._tables = [], [], [], [], []
             doc = self.tree.document
-            for el in (doc.query_selector_all("pre, code, kbd, samp, tt, table, img[alt]").values()
+            for el in (doc.query_selector_all("pre, code, kbd, samp, tt, table, img[alt], figcaption").values()
                        if doc is not None else []):
                 tag = el.tag
                 (pres if tag == "pre" else self._tables if tag == "table" else imgs if tag == "img"
-                 else inline).append(el)
-            self._walked = (pres, inline, self._tables, imgs)
+                 else caps if tag == "figcaption" else inline).append(el)
+            self._walked = (pres, inline, self._tables, imgs, caps)
         return self._walked
 
     def math_markup(self) -> set[str]:
@@ -789,6 +790,10 @@ class _Rewriter:
                 form = inp.closest("form")
                 if form is not None and doc.contains(form) and form.query_selector("pre, math, h1") is None:
                     form.decompose()
+        for cap in self._walk()[4]:
+            # figure captions (photo credits, gallery text) are not article text; those with code or math stay
+            if doc.contains(cap) and cap.query_selector("pre, code, math") is None:
+                cap.decompose()
         # regexes over the source find the class tokens and ids that name a widget; lexbor selects them
         sel = _boilerplate_selector(*self.attr_values)
         if not sel:
@@ -846,6 +851,15 @@ _CHROME_LINES = frozenset((
 # gallery counters and number-only lines ("3/31", "2 of 5", "’17", "1"): no letters, not content
 _COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|di)\s+\d+\W*$")
 _CHROME_STRIP = " \t•·|>›»«‹^↑▲-–—*#"
+# a line that is only a date (and time), optionally "Published"/"Updated ...": page metadata, not text
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE_LINE_RE = re.compile(
+    r"(?:(?:published|updated|posted|first posted|last updated|last modified|modified|date)\s*(?:on|:)?\s*)?"
+    r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
+    r"(?:\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+\d{4}|" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
+    r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4})"
+    r"(?:\s*(?:[,|–—-]|at)?\s*\d{1,2}[:.]\d{2}(?:[:.]\d{2})?\s*(?:[ap]\.?m\.?)?\s*(?:[A-Z]{2,4}|GMT[+-]?\d*|UTC[+-]?\d*)?)?"
+    r"\W*", re.I)
 
 
 def _restore(text: str, rw: _Rewriter) -> str:
@@ -871,7 +885,9 @@ def _restore(text: str, rw: _Rewriter) -> str:
     for line in text.split("\n"):
         key = line.strip()
         if len(key) <= 40 and _PH_OPEN not in key and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
-                                                         or _COUNTER_LINE_RE.match(key)):
+                                                         or not key[:1].isalpha() and _COUNTER_LINE_RE.match(key)):
+            continue
+        if 8 <= len(key) <= 80 and _PH_OPEN not in key and _DATE_LINE_RE.fullmatch(key):
             continue
         if 20 <= len(key) <= 200 and _PH_OPEN not in key:
             if key in seen:
