@@ -891,19 +891,20 @@ def _restore(text: str, rw: _Rewriter) -> str:
     kept = []
     for line in text.split("\n"):
         key = line.strip()
-        if len(key) <= 40 and _PH_OPEN not in key and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
-                                                         or not key[:1].isalpha() and _COUNTER_LINE_RE.match(key)
-                                                         or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)):
-            continue
-        if 8 <= len(key) <= 80 and _PH_OPEN not in key and _DATE_LINE_RE.fullmatch(key):
-            continue
-        if 20 <= len(key) <= 200 and _PH_OPEN not in key:
-            if key in seen:
+        n = len(key)
+        if n <= 200 and _PH_OPEN not in key:
+            if n <= 40 and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
+                            or not key[:1].isalpha() and _COUNTER_LINE_RE.match(key)
+                            or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)):
                 continue
-            seen.add(key)
-        kept.append(line)
+            if 8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key):
+                continue
+            if n >= 20:
+                if key in seen:
+                    continue
+                seen.add(key)
+        kept.append(line.rstrip(" \t"))  # trailing blanks go (what a [ \t]+\n pass would do)
     text = "\n".join(kept)
-    text = _TRAILING_WS_RE.sub("\n", text)
     if has_ph:
         text = _PH_INDENT_RE.sub("\n", text)
     text = _BLANK_RUN_RE.sub("\n\n", text)
@@ -912,7 +913,6 @@ def _restore(text: str, rw: _Rewriter) -> str:
     return text.strip()
 
 
-_TRAILING_WS_RE = re.compile(r"[ \t]+\n")
 _PH_INDENT_RE = re.compile(r"\n[ \t]*(?=" + _PH_OPEN + ")")
 _BLANK_RUN_RE = re.compile(r"\n{3,}")
 
@@ -930,6 +930,19 @@ def _to_str(html: str | bytes) -> str:
         except UnicodeDecodeError:
             return html.decode("utf-8", errors="replace")
     return html
+
+
+def _from_body(html: str) -> str:
+    """The page from its ``<body`` tag on: the head (scripts, styles, metadata: half the bytes of a typical
+    news page) holds nothing the extraction reads, and every later scan and the parse cost per byte.
+    The whole page when there is no lower-case ``<body`` or when the match could sit inside a head script
+    or comment (``document.write("<body>")``)."""
+    i = html.find("<body")
+    if i <= 0 or html[i + 5:i + 6] not in (">", " ", "\t", "\n", "\r", "/"):
+        return html
+    if html.rfind("<script", 0, i) > html.rfind("</script", 0, i) or html.rfind("<!--", 0, i) > html.rfind("-->", 0, i):
+        return html
+    return html[i:]
 
 
 def _drop_private_chars(text: str) -> str:
@@ -970,6 +983,7 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
     # placeholder and link-mark characters must not come from the page itself
     if _PH_OPEN in text:  # one str scan; a lone CLOSE is inert
         text = _drop_private_chars(text)
+    text = _from_body(text)
     if nesting_depth_exceeds(text):
         raise ExtractTooDeep(f"tag nesting deeper than {MAX_DEPTH}")
     tree = HTMLTree.parse(text)
