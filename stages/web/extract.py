@@ -940,8 +940,10 @@ def _from_body(html: str) -> str:
     i = html.find("<body")
     if i <= 0 or html[i + 5:i + 6] not in (">", " ", "\t", "\n", "\r", "/"):
         return html
-    if html.rfind("<script", 0, i) > html.rfind("</script", 0, i) or html.rfind("<!--", 0, i) > html.rfind("-->", 0, i):
-        return html
+    for opener, closer in (("<script", "</script"), ("<!--", "-->")):
+        j = html.rfind(opener, 0, i)
+        if j != -1 and html.find(closer, j, i) == -1:
+            return html
     return html[i:]
 
 

@@ -148,3 +148,15 @@ def test_real_pages(shared_data, corpus, name, gone, floor, why):
         assert g not in text, (why, g)
     assert _f1(page, text) > floor, why
 
+
+
+def test_from_body_skips_head_but_not_inside_scripts_or_comments():
+    from assay.stages.web.extract import _from_body
+
+    page = '<html><head><script>a</script><!-- c --><title>T</title></head><body class=x><p>x</p>'
+    assert _from_body(page) == '<body class=x><p>x</p>'
+    for tricky in ('<html><head><script>document.write("<body>")</script></head><body><p>x</p>',
+                   '<html><head><!-- <body> --></head><body><p>x</p>', '<html><bodyx><p>x</p>'):
+        assert _from_body(tricky) == tricky
+    html = '<html><head><script>document.write("<body>");var x = "never text";</script></head><body><p>Real.</p>'
+    assert "never text" not in extract_html(html)
