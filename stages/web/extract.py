@@ -31,11 +31,22 @@ technical content back:
      ``.article-body``, ... ``_ARTICLE_BODY_CLASSES``) and that holds 70%+ of the extracted prose, lines
      outside it go (galleries, teaser lists, sign-up boxes around the story); the ``<h1>`` stays;
   4. whole lines that are chrome anywhere (``_CHROME_LINES``: "Skip to main content", "Back to top",
-     "Rezept drucken", "Diese Seite teilen", gallery counters "3/31", number-only lines) and repeated
-     short lines are dropped.
+     "Rezept drucken", "Diese Seite teilen", gallery counters "3/31", "Image 1 of 3", number-only lines),
+     date-only metadata lines ("Published November 20th, 2019 - 07:50 GMT") and repeated short lines
+     are dropped;
+  5. photo-gallery runs (item counters "1/31", "2/31", ... with their captions) and, once the story has
+     ended (80% of the page's prose above it), everything after a teaser heading ("You might also like",
+     "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) go; code, math and
+     table placeholders there stay;
+  also before extraction: sign-in/registration forms (a password field) and ``<figcaption>`` elements
+  (photo credits, promo captions; captions holding code or math stay).
   When the main-content extractor kept little prose (it sometimes drops the story and keeps the menus),
   the densest prose region of the full page is taken instead (``_densest_prose_span``).
   An optional line classifier (``block_filter=True``, ``assay.stages.web.blocks``) is off by default.
+* speed: the page is parsed from its ``<body`` on (the head is half the bytes of a news page; guarded
+  against ``<body`` inside head scripts and comments); code, tables, formula images, captions and password
+  fields come from one DOM walk; placeholders are Unicode noncharacters (U+FDD0..), so pages need no
+  cleaning pass (icon fonts use the private-use area); math markup is found in one walk over "math".
 * limits: tag nesting deeper than ``MAX_DEPTH`` (checked in linear time before parsing; lexbor and the
   main-content pass are quadratic in depth) -> ``ExtractTooDeep`` (``web_extract_too_deep``); a
   per-document time limit checked between stages and inside the DOM loops -> ``ExtractTimeout``
