@@ -865,6 +865,13 @@ _CHROME_LINES = frozenset((
     "toggle caption", "hide caption", "skip advert", "continue reading", "listen to this article"))
 # gallery counters and number-only lines ("3/31", "2 of 5", "’17", "1"): no letters, not content
 _COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|di)\s+\d+\W*$")
+# link teasers and credits on a line of their own: "Also read: ...", "MORE: ...", "Related Story: ...",
+# "Photo: ...", "(Image: ...)", "Copyright © ...", "2-min read"
+_META_LINE_RE = re.compile(
+    r"\(?(?:also read|read also|read more|related|related (?:story|stories|article|articles|link|links|coverage)|"
+    r"see also|more|more on this|recommended|lesen sie auch|mehr zum thema|lire aussi|à lire aussi|leia também|"
+    r"photo|photos|image|images|picture|pictures|photo credit|image credit|image source|credit|credits|foto|bild)"
+    r"\s*:|(?:copyright\b|©|\(c\) \d{4})|\d{1,2}[- ]min(?:ute)?s? read\W*$", re.I)
 # "Image 1 of 3", "Photo 2/10", "Slide 3 von 12": gallery navigation
 _MEDIA_COUNTER_RE = re.compile(r"(?:image|photo|picture|slide|bild|foto|imagen|immagine)s?\s*\d+\s*(?:of/?|von|de|sur|di|/)"
                                r"\s*\d+$", re.I)
@@ -872,11 +879,12 @@ _CHROME_STRIP = " \t•·|>›»«‹^↑▲-–—*#"
 # a line that is only a date (and time), optionally "Published"/"Updated ...": page metadata, not text
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DATE_LINE_RE = re.compile(
-    r"(?:(?:published|updated|posted|first posted|last updated|last modified|modified|date)\s*(?:on|:)?\s*)?"
+    r"(?:(?:published|updated|posted|first posted|first published|last updated|last modified|modified|date)"
+    r"\s*(?:on|:)?\s*)?"
     r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
     r"(?:\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+\d{4}|" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
     r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4})"
-    r"(?:\s*(?:[,|–—-]|at)?\s*\d{1,2}[:.]\d{2}(?:[:.]\d{2})?\s*(?:[ap]\.?m\.?)?\s*(?:[A-Z]{2,4}|GMT[+-]?\d*|UTC[+-]?\d*)?)?"
+    r"(?:\s*(?:,?\s*at|[,|–—-])?\s*\d{1,2}[:.]\d{2}(?:[:.]\d{2})?\s*(?:[ap]\.?m\.?)?\s*(?:[A-Z]{2,4}|GMT[+-]?\d*|UTC[+-]?\d*)?)?"
     r"\W*", re.I)
 
 
@@ -908,7 +916,7 @@ def _restore(text: str, rw: _Rewriter) -> str:
                             or not key[:1].isalpha() and _COUNTER_LINE_RE.match(key)
                             or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)):
                 continue
-            if 8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key):
+            if 8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key) or _META_LINE_RE.match(key):
                 continue
             if n >= 20:
                 if key in seen:

@@ -95,14 +95,21 @@ def test_figure_captions_dropped_code_captions_kept():
 
 
 @pytest.mark.parametrize("line", ["Published November 20th, 2019 - 07:50 GMT", "Nov. 20, 2019 6:02 AM EST",
-                                  "Updated: 2017-10-21", "March 15, 2017", "Image 1 of 3", "Photo 2/10"])
+                                  "Updated: 2017-10-21", "March 15, 2017", "Image 1 of 3", "Photo 2/10",
+                                  "Posted April 09, 2017, at 10:08 a.m.", "First Published: March 21, 2017, 5:36 PM IST",
+                                  "Also read: WhatsApp Text Status Update is Back", "MORE: Another story elsewhere",
+                                  "Related Story: Taliban storm a base", "(Image: Debashis Sarkar/ News18.com)",
+                                  "Photo Credit: Microsoft", "Copyright © 2009-2015 Example.com. All Rights Reserved.",
+                                  "2-min read"])
 def test_metadata_lines_dropped(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line not in extract_html(html)
 
 
 @pytest.mark.parametrize("line", ["On March 15, 2017 the council met and approved the new budget for the city.",
-                                  "Images 1 of 3 were taken by the author on a trip through the mountains."])
+                                  "Images 1 of 3 were taken by the author on a trip through the mountains.",
+                                  "More people than ever read the news on phones: about two in three adults.",
+                                  "Photographers covered the event from the roof of the town hall all day."])
 def test_sentences_with_dates_or_counters_kept(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line in extract_html(html)
