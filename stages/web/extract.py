@@ -862,7 +862,8 @@ _CHROME_LINES = frozenset((
     "learn more", "about the author", "share this story", "posted!", "show thumbnails", "show captions",
     "hide captions", "jump to navigation jump to search", "from wikipedia, the free encyclopedia", "view all posts",
     "report a typo", "loading comments...", "loading...", "like this:", "font size:", "enlarge this image",
-    "toggle caption", "hide caption", "skip advert", "continue reading", "listen to this article"))
+    "toggle caption", "hide caption", "skip advert", "continue reading", "listen to this article", "view more",
+    "read full article", "read the full article", "view more news posts", "show more", "load more comments"))
 # gallery counters and number-only lines ("3/31", "2 of 5", "’17", "1"): no letters, not content
 _COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|di)\s+\d+\W*$")
 # link teasers and credits on a line of their own: "Also read: ...", "MORE: ...", "Related Story: ...",
@@ -1090,7 +1091,7 @@ _TEASER_HEADING_RE = re.compile(
     r" stories| articles)?|top stories|latest (?:news|stories|posts|articles|videos)|editor'?s'? picks?|"
     r"don'?t miss|also (?:read|on \w+)|explore further|features|around the web|from around the web|"
     r"sponsored(?: stories| content| links)?|promoted(?: stories| content)?|keep reading|recent (?:posts|articles|"
-    r"stories)|more stories|today'?s top stories|in other news|you may have missed|"
+    r"stories)|more stories|today'?s top stories|in other news|you may have missed|about the authors?|author bio|"
     r"das könnte sie auch interessieren|mehr zum thema|lesen sie auch|weitere artikel|ähnliche artikel|"
     r"meistgelesen|(?:à )?lire aussi|sur le même sujet|à voir aussi|te puede interesar|noticias relacionadas|"
     r"leggi anche|potrebbe interessarti|leia também|相关阅读|相关文章|推荐阅读|関連記事)\W*", re.I)
