@@ -863,16 +863,19 @@ _CHROME_LINES = frozenset((
     "hide captions", "jump to navigation jump to search", "from wikipedia, the free encyclopedia", "view all posts",
     "report a typo", "loading comments...", "loading...", "like this:", "font size:", "enlarge this image",
     "toggle caption", "hide caption", "skip advert", "continue reading", "listen to this article", "view more",
-    "read full article", "read the full article", "view more news posts", "show more", "load more comments"))
+    "read full article", "read the full article", "view more news posts", "show more", "load more comments",
+    "via giphy", "please wait...", "top", "found this helpful"))
 # gallery counters and number-only lines ("3/31", "2 of 5", "’17", "1"): no letters, not content
 _COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|di)\s+\d+\W*$")
 # link teasers and credits on a line of their own: "Also read: ...", "MORE: ...", "Related Story: ...",
 # "Photo: ...", "(Image: ...)", "Copyright © ...", "2-min read"
 _META_LINE_RE = re.compile(
-    r"\(?(?:also read|read also|read more|related|related (?:story|stories|article|articles|link|links|coverage)|"
+    r"\(?(?:also read|read also|read more|read next|related|related (?:story|stories|article|articles|link|links|"
+    r"coverage)|tags|tagged|tagged with|topics|filed under|categories|hidden categories|main article|"
     r"see also|more|more on this|recommended|lesen sie auch|mehr zum thema|lire aussi|à lire aussi|leia também|"
-    r"photo|photos|image|images|picture|pictures|photo credit|image credit|image source|credit|credits|foto|bild)"
-    r"\s*:|(?:copyright\b|©|\(c\) \d{4})|\d{1,2}[- ]min(?:ute)?s? read\W*$", re.I)
+    r"photo|photos|image|images|picture|pictures|photo credit|image credit|image source|featured image|"
+    r"lead image|top image|header image|credit|credits|foto|bild)"
+    r"\s*:|(?:copyright\b|©|\(c\) \d{4})|.{0,40}\b\d{1,2}[- ]min(?:ute)?s? read\W*$", re.I)
 # "Image 1 of 3", "Photo 2/10", "Slide 3 von 12": gallery navigation
 _MEDIA_COUNTER_RE = re.compile(r"(?:image|photo|picture|slide|bild|foto|imagen|immagine)s?\s*\d+\s*(?:of/?|von|de|sur|di|/)"
                                r"\s*\d+$", re.I)
