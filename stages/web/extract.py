@@ -875,7 +875,8 @@ _META_LINE_RE = re.compile(
     r"see also|more|more on this|recommended|lesen sie auch|mehr zum thema|lire aussi|à lire aussi|leia também|"
     r"photo|photos|image|images|picture|pictures|photo credit|image credit|image source|featured image|"
     r"lead image|top image|header image|credit|credits|foto|bild)"
-    r"\s*:|(?:copyright\b|©|\(c\) \d{4})|.{0,40}\b\d{1,2}[- ]min(?:ute)?s? read\W*$", re.I)
+    r"\s*:|©|(?:copyright|\(c\))\s*(?:©\s*)?(?:\d{4}|.{0,100}(?:all rights reserved|©))|"
+    r".{0,40}\b\d{1,2}[- ]min(?:ute)?s? read\W*$", re.I)
 # "Image 1 of 3", "Photo 2/10", "Slide 3 von 12": gallery navigation
 _MEDIA_COUNTER_RE = re.compile(r"(?:image|photo|picture|slide|bild|foto|imagen|immagine)s?\s*\d+\s*(?:of/?|von|de|sur|di|/)"
                                r"\s*\d+$", re.I)
