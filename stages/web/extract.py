@@ -1093,7 +1093,7 @@ _TEASER_HEADING_RE = re.compile(
     r"reading| videos)?|read (?:next|more|also|this next)|what to read next|up next|most (?:popular|read|viewed|"
     r"shared|emailed)(?: stories| articles)?|popular(?: (?:stories|posts|articles|now|on \w+))?|trending(?: now|"
     r" stories| articles)?|top stories|latest (?:news|stories|posts|articles|videos)|editor'?s'? picks?|"
-    r"don'?t miss|also (?:read|on \w+)|explore further|features|around the web|from around the web|"
+    r"don'?t miss|also (?:read|on \w+)|explore further|around the web|from around the web|"
     r"sponsored(?: stories| content| links)?|promoted(?: stories| content)?|keep reading|recent (?:posts|articles|"
     r"stories)|more stories|today'?s top stories|in other news|you may have missed|about the authors?|author bio|"
     r"das könnte sie auch interessieren|mehr zum thema|lesen sie auch|weitere artikel|ähnliche artikel|"
