@@ -833,15 +833,15 @@ class _Rewriter:
                 continue
             if may_be_inside and el.closest("pre, code, math") is not None:
                 continue  # syntax-highlighting spans such as "token comment"
-            if el.query_selector("pre, math, article, main, h1") is not None:
-                continue
             # a block holding a lot of text, or running prose, is more likely a wrapper around the article
-            # (e.g. "js-pagination", id="read-more") than a widget
+            # (e.g. "js-pagination", id="read-more") than a widget (text first: it spares the subtree query)
             txt = el.text or ""
             if len(txt) > _MAX_BOILERPLATE_BLOCK_CHARS:
                 continue
             if len(txt) >= 600 and _sentence_breaks(txt) >= _MIN_ARTICLE_SENTENCES:
                 continue
+            if txt.strip() and el.query_selector("pre, math, article, main, h1") is not None:
+                continue  # a text-less block holds no code, formula or headline worth keeping
             el.decompose()
 
 
