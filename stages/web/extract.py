@@ -168,14 +168,20 @@ def _widget_words_in(values: set[str]) -> tuple[str, set[str]]:
 
 
 def _boilerplate_selector(class_vals: set[str], id_vals: set[str]) -> str | None:
-    """CSS selector for the widget words (``_BOILERPLATE_CLASS_RE``) that occur in the page's class values
+    """CSS selector for the widget words (``_BOILERPLATE_CLASS_RE``) that occur in the page's class tokens
     (``[class*="share"]``) and id values (``[id*="share"]``); case-insensitive only for a word the page
     spells with capitals alone. lexbor's cost grows with the number of alternatives, so each word is asked
     only of the attribute it occurs in; candidates are re-checked token-wise by the regex."""
     sel = []
     for attr, vals in (("class", class_vals), ("id", id_vals)):
         joined, found = _widget_words_in(vals)
-        sel += [f'[{attr}*="{w}"]' if w in joined else f'[{attr}*="{w}" i]' for w in sorted(found)]
+        kept: list[tuple[str, bool]] = []  # (word, case-sensitive)
+        for w in sorted(found, key=len):
+            cs = w in joined
+            # [class*="comment"] already selects every "comments"/"navheader" ("header") candidate
+            if not any(k in w and (cs or not kcs) for k, kcs in kept):
+                kept.append((w, cs))
+        sel += [f'[{attr}*="{w}"]' if cs else f'[{attr}*="{w}" i]' for w, cs in sorted(kept)]
     return ", ".join(sel) if sel else None
 
 
@@ -497,8 +503,9 @@ class _Rewriter:
         self._body = False  # not looked up yet
         self.body_elements: list = []  # every marked article-body element
         self.attr_values = _attr_values(html) if html else (set(), set())
-        self.attr_text = " ".join(self.attr_values[0])
-        self.class_tokens = set(self.attr_text.split())
+        # distinct class tokens (far fewer than distinct class values on atomic-CSS pages), joined once
+        self.class_tokens = set(" ".join(self.attr_values[0]).split())
+        self.attr_text = " ".join(self.class_tokens)
         self.html = html
         self.blocks: list[str] = []  # placeholder index -> final text
         self.is_block: list[bool] = []
@@ -810,7 +817,7 @@ class _Rewriter:
             if doc.contains(cap) and cap.query_selector("pre, code, math") is None:
                 cap.decompose()
         # regexes over the source find the class tokens and ids that name a widget; lexbor selects them
-        sel = _boilerplate_selector(*self.attr_values)
+        sel = _boilerplate_selector(self.class_tokens, self.attr_values[1])
         if not sel:
             return
         scope = self._article_body() if _SCOPED_BOILERPLATE else None
