@@ -500,6 +500,7 @@ class _Rewriter:
         self._tables: list | None = None
         self._walked: tuple | None = None
         self._math_found: set[str] | None = None
+        self._title: str | None = None
         self._body = False  # not looked up yet
         self.body_elements: list = []  # every marked article-body element
         self.attr_values = _attr_values(html) if html else (set(), set())
@@ -529,6 +530,14 @@ class _Rewriter:
                  else caps if tag == "figcaption" else pwd if tag == "input" else inline).append(el)
             self._walked = (pres, inline, self._tables, imgs, caps, pwd)
         return self._walked
+
+    def title(self) -> str:
+        """The text of the page's first ``<h1>``, whitespace-normalised, read after the rewrite (cached)."""
+        if self._title is None:
+            doc = self.tree.document
+            h1 = doc.query_selector("h1") if doc is not None else None
+            self._title = _norm_ws(h1.text or "") if h1 is not None else ""
+        return self._title
 
     def math_markup(self) -> set[str]:
         """``_math_markup`` of the page source (cached)."""
@@ -1042,7 +1051,7 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
                 out = span
         else:
             out = _restrict_to_article_body(rw, out, prose_main)
-        out = _cut_teaser_tail(out)
+        out = _trim_before_title(_cut_teaser_tail(out), rw.title())
     _check_deadline(deadline)
     return out, rw
 
@@ -1151,6 +1160,20 @@ def _drop_galleries(lines: list[str]) -> list[str]:
     return [ln for i, ln in enumerate(lines) if i not in drop or _PH_OPEN in ln]
 
 
+def _trim_before_title(text: str, title: str) -> str:
+    """Drop the lines above the page's ``<h1>`` line when no prose comes before it (menus, breadcrumbs,
+    "Skip to content", site slogans, top-of-page teasers); code, math and table placeholders stay."""
+    if not title:
+        return text
+    lines = text.split("\n")
+    for i, ln in enumerate(lines):
+        if _is_prose(ln):
+            return text
+        if ln and _norm_ws(ln) == title:
+            return "\n".join([x for x in lines[:i] if _PH_OPEN in x] + lines[i:]) if i else text
+    return text
+
+
 def _cut_teaser_tail(text: str) -> str:
     """Drop photo galleries (``_drop_galleries``) and what follows a teaser heading ("You might also like", "Related stories", ...) once the story has
     ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies above the heading. Code, math
@@ -1232,8 +1255,7 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
             prose_in += len(ln)
     if prose_in < 0.7 * prose_total:
         return out
-    h1 = doc.query_selector("h1")
-    title = _norm_ws(h1.text or "") if h1 is not None else ""
+    title = rw.title()
     kept = [ln for ln, ok in zip(lines, inside)
             if ok or not ln.strip() or _PH_OPEN in ln or (title and _norm_ws(ln) == title)]
     return "\n".join(kept)

@@ -142,6 +142,7 @@ REAL_PAGES = [
     ("readability", "lazy-image-1", ("More From Medium",), 0.97, "teaser list (0.96)"),
     ("scrapinghub", "4219d096902dad9fd9d5", ("You may also like",), 0.98, "teaser list (0.990)"),
     ("scrapinghub", "dc7ccccc1f34eb2928cb", ("Published November 20th",), 0.98, "date line (0.979)"),
+    ("readability", "qq", ("无障碍说明", "THE NEXT WEB > 正文"), 0.95, "menu and breadcrumb above the <h1> (0.89)"),
 ]
 
 
@@ -167,3 +168,18 @@ def test_from_body_skips_head_but_not_inside_scripts_or_comments():
         assert _from_body(tricky) == tricky
     html = '<html><head><script>document.write("<body>");var x = "never text";</script></head><body><p>Real.</p>'
     assert "never text" not in extract_html(html)
+
+
+def test_lines_above_the_title_dropped_unless_prose_precedes():
+    from assay.stages.web.extract import _trim_before_title
+
+    menu = ["Skip to content", "News > World", f"{_PH_OPEN}0{_PH_CLOSE}", "Budget passes", "",
+            "Paragraph of the story with enough words in it to count as running prose for the rule."]
+    assert _trim_before_title("\n".join(menu), "Budget passes").split("\n") == menu[2:]
+    prose_first = [menu[5], "Budget passes", menu[5]]
+    assert _trim_before_title("\n".join(prose_first), "Budget passes") == "\n".join(prose_first)
+    assert _trim_before_title("\n".join(menu), "") == "\n".join(menu)
+    html = (f"<html><body><div class=top><a href=/>Home</a> <a href=/n>News</a></div><p>Breaking: site slogan here</p>"
+            f"<article><h1>Budget passes</h1>{STORY}</article></body></html>")
+    text = extract_html(html)
+    assert text.startswith("Budget passes") and "Paragraph 7" in text
