@@ -37,7 +37,8 @@ technical content back:
   5. photo-gallery runs (item counters "1/31", "2/31", ... with their captions) and, once the story has
      ended (80% of the page's prose above it), everything after a teaser heading ("You might also like",
      "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) go; code, math and
-     table placeholders there stay;
+     table placeholders there stay; lines above the page's ``<h1>`` go when no prose precedes it (menus,
+     breadcrumbs, slogans);
   also before extraction: sign-in/registration forms (a password field) and ``<figcaption>`` elements
   (photo credits, promo captions; captions holding code or math stay).
   When the main-content extractor kept little prose (it sometimes drops the story and keeps the menus),
