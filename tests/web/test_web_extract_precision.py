@@ -183,3 +183,17 @@ def test_lines_above_the_title_dropped_unless_prose_precedes():
             f"<article><h1>Budget passes</h1>{STORY}</article></body></html>")
     text = extract_html(html)
     assert text.startswith("Budget passes") and "Paragraph 7" in text
+
+
+def test_drop_scripts_keeps_mathjax_and_text():
+    from assay.stages.web.extract import _drop_scripts
+
+    html = ('<body><script>var s = "<style>";</script><p>a</p><style>p{}</style><script type="math/tex">x^2</script>'
+            '<scripts>b</scripts><script src=x.js></script><SCRIPT>kept upper-case</SCRIPT><p>c</p><script>unclosed')
+    # the "<style>" string inside the first script pairs with the real </style>: that style is left in
+    # place (harmless: nothing reads it), never half-cut
+    assert _drop_scripts(html) == ('<body><p>a</p><style>p{}</style><script type="math/tex">x^2</script>'
+                                   '<scripts>b</scripts><SCRIPT>kept upper-case</SCRIPT><p>c</p>')
+    assert _drop_scripts("<p>no scripts</p>") == "<p>no scripts</p>"
+    page = f'<html><body><script>document.title = "Never text"</script><article>{STORY}</article></body></html>'
+    assert "Never text" not in extract_html(page) and "Paragraph 7" in extract_html(page)
