@@ -45,7 +45,8 @@ technical content back:
   the densest prose region of the full page is taken instead (``_densest_prose_span``).
   An optional line classifier (``block_filter=True``, ``assay.stages.web.blocks``) is off by default.
 * speed: the page is parsed from its ``<body`` on (the head is half the bytes of a news page; guarded
-  against ``<body`` inside head scripts and comments); code, tables, formula images, captions and password
+  against ``<body`` inside head scripts and comments) and without its ``<script>``/``<style>`` elements
+  (MathJax ``math/tex`` scripts stay); code, tables, formula images, captions and password
   fields come from one DOM walk; placeholders are Unicode noncharacters (U+FDD0..), so pages need no
   cleaning pass (icon fonts use the private-use area); math markup is found in one walk over "math".
 * limits: tag nesting deeper than ``MAX_DEPTH`` (checked in linear time before parsing; lexbor and the
