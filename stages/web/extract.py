@@ -896,7 +896,8 @@ _META_LINE_RE = re.compile(
     r"\s*:|©|(?:copyright|\(c\))\s*(?:©\s*)?(?:\d{4}|.{0,100}(?:all rights reserved|©))|"
     r".{0,40}\b\d{1,2}[- ]min(?:ute)?s? read\W*$", re.I)
 # "Image 1 of 3", "Photo 2/10", "Slide 3 von 12": gallery navigation
-_MEDIA_COUNTER_RE = re.compile(r"(?:image|photo|picture|slide|bild|foto|imagen|immagine)s?\s*\d+\s*(?:of/?|von|de|sur|di|/)"
+_MEDIA_COUNTER_RE = re.compile(r"(?:image|photo|picture|slide|bild|foto|imagen|immagine)s?\s*\d+\s*"
+                               r"(?:of/?|von|de|sur|di|/)"
                                r"\s*\d+$", re.I)
 _CHROME_STRIP = " \t•·|>›»«‹^↑▲-–—*#"
 # a line that is only a date (and time), optionally "Published"/"Updated ...": page metadata, not text
@@ -907,7 +908,8 @@ _DATE_LINE_RE = re.compile(
     r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
     r"(?:\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+\d{4}|" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
     r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4})"
-    r"(?:\s*(?:,?\s*at|[,|–—-])?\s*\d{1,2}[:.]\d{2}(?:[:.]\d{2})?\s*(?:[ap]\.?m\.?)?\s*(?:[A-Z]{2,4}|GMT[+-]?\d*|UTC[+-]?\d*)?)?"
+    r"(?:\s*(?:,?\s*at|[,|–—-])?\s*\d{1,2}[:.]\d{2}(?:[:.]\d{2})?\s*(?:[ap]\.?m\.?)?\s*"
+    r"(?:[A-Z]{2,4}|GMT[+-]?\d*|UTC[+-]?\d*)?)?"
     r"\W*", re.I)
 
 
@@ -1220,13 +1222,14 @@ def _trim_before_title(text: str, title: str) -> str:
 
 
 def _cut_teaser_tail(text: str) -> str:
-    """Drop photo galleries (``_drop_galleries``) and what follows a teaser heading ("You might also like", "Related stories", ...) once the story has
-    ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies above the heading. Code, math
-    and table placeholders below it are kept."""
+    """Drop photo galleries (``_drop_galleries``) and what follows a teaser heading ("You might also like",
+    "Related stories", ...) once the story has ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's
+    prose lies above the heading. Code, math and table placeholders below it are kept."""
     split = text.split("\n")
     lines = _drop_galleries(split)
     heads = [i for i, ln in enumerate(lines) if 0 < len(ln) <= 2 * _TEASER_HEADING_MAX
-             and len(s := ln.strip()) <= _TEASER_HEADING_MAX and s and _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP))]
+             and len(s := ln.strip()) <= _TEASER_HEADING_MAX and s
+             and _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP))]
     if heads:
         prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
         total = sum(prose)
