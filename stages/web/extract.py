@@ -779,20 +779,20 @@ class _Rewriter:
                 continue
             if t.query_selector("table, pre, ul, ol, form, iframe") is not None:
                 continue  # layout table: let the extractor linearise it
+            # no nested table (checked above), so every row and cell below belongs to this table
             rows = []
             width = 0
             ok = True
             for tr in t.query_selector_all("tr").values():
-                if tr.closest("table") is not t:
-                    continue
                 cells = []
-                for cell in tr.children.values():
-                    if (cell.tag or "").lower() not in ("td", "th"):
-                        continue
-                    txt = re.sub(r"\s+", " ", cell.text or "").strip().replace("|", "\\|")
+                for cell in tr.query_selector_all("td, th").values():
+                    txt = " ".join((cell.text or "").split()).replace("|", "\\|")
                     if len(txt) > 400:
-                        ok = False
+                        ok = False  # a cell holding a paragraph: a layout table
+                        break
                     cells.append(txt)
+                if not ok:
+                    break
                 if any(cells):
                     rows.append(cells)
                     width = max(width, len(cells))
