@@ -291,8 +291,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--udhr-limit", type=int, default=0, help="0 = all declarations")
     ap.add_argument("--split", default="test", choices=("train", "dev", "test"))
-    ap.add_argument("--baseline-rev", default="67ee056",
-                    help="git revision whose extractor is measured beside (today's assay); '' to skip")
+    ap.add_argument("--baseline-rev", default="54b23fe",
+                    help="git revision whose extractor is measured beside (default: before the issue-12 "
+                         "precision and speed work); '' to skip")
     ap.add_argument("--quick", action="store_true", help="main-text split table and code fidelity only")
     ap.add_argument("--pages", action="store_true", help="print per-page F1 of the split")
     args = ap.parse_args()

@@ -26,7 +26,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-LINK_OPEN, LINK_CLOSE = "\ue002", "\ue003"
+LINK_OPEN, LINK_CLOSE = "\ufdd2", "\ufdd3"  # Unicode noncharacters, as the extractor's placeholders
 _MARK_RE = re.compile("[" + LINK_OPEN + LINK_CLOSE + "]")
 _WORD_RE = re.compile(r"\w+")
 _DIGIT_RE = re.compile(r"\d")

@@ -31,11 +31,24 @@ technical content back:
      ``.article-body``, ... ``_ARTICLE_BODY_CLASSES``) and that holds 70%+ of the extracted prose, lines
      outside it go (galleries, teaser lists, sign-up boxes around the story); the ``<h1>`` stays;
   4. whole lines that are chrome anywhere (``_CHROME_LINES``: "Skip to main content", "Back to top",
-     "Rezept drucken", "Diese Seite teilen", gallery counters "3/31", number-only lines) and repeated
-     short lines are dropped.
+     "Rezept drucken", "Diese Seite teilen", gallery counters "3/31", "Image 1 of 3", number-only lines),
+     date-only metadata lines ("Published November 20th, 2019 - 07:50 GMT") and repeated short lines
+     are dropped;
+  5. photo-gallery runs (item counters "1/31", "2/31", ... with their captions) and, once the story has
+     ended (80% of the page's prose above it), everything after a teaser heading ("You might also like",
+     "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) go; code, math and
+     table placeholders there stay; lines above the page's ``<h1>`` go when no prose precedes it (menus,
+     breadcrumbs, slogans);
+  also before extraction: sign-in/registration forms (a password field) and ``<figcaption>`` elements
+  (photo credits, promo captions; captions holding code or math stay).
   When the main-content extractor kept little prose (it sometimes drops the story and keeps the menus),
   the densest prose region of the full page is taken instead (``_densest_prose_span``).
   An optional line classifier (``block_filter=True``, ``assay.stages.web.blocks``) is off by default.
+* speed: the page is parsed from its ``<body`` on (the head is half the bytes of a news page; guarded
+  against ``<body`` inside head scripts and comments) and without its ``<script>``/``<style>`` elements
+  (MathJax ``math/tex`` scripts stay); code, tables, formula images, captions and password
+  fields come from one DOM walk; placeholders are Unicode noncharacters (U+FDD0..), so pages need no
+  cleaning pass (icon fonts use the private-use area); math markup is found in one walk over "math".
 * limits: tag nesting deeper than ``MAX_DEPTH`` (checked in linear time before parsing; lexbor and the
   main-content pass are quadratic in depth) -> ``ExtractTooDeep`` (``web_extract_too_deep``); a
   per-document time limit checked between stages and inside the DOM loops -> ``ExtractTimeout``
@@ -55,14 +68,15 @@ from typing import TYPE_CHECKING
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from assay.stages.web.blocks import filter_lines, strip_marks
+from assay.stages.web.blocks import LINK_CLOSE, LINK_OPEN, filter_lines, strip_marks
 
 if TYPE_CHECKING:  # pragma: no cover
     from resiliparse.parse.html import HTMLTree
 
-_PH_OPEN, _PH_CLOSE = "\ue000", "\ue001"
+# Unicode noncharacters (never meant for interchange, so virtually absent from real pages, unlike the
+# private-use characters of icon fonts): the page is scanned for them once and only then cleaned
+_PH_OPEN, _PH_CLOSE = "\ufdd0", "\ufdd1"
 _PH_RE = re.compile(_PH_OPEN + r"(\d+)" + _PH_CLOSE)
-_PRIVATE_RE = re.compile("[\ue000-\ue003]")  # placeholder and link-mark characters
 
 # "language-x", "lang-x", "brush: x", "highlight-source-x" name a language; weaker prefixes
 # ("code-", "highlight-", "syntax-", "hljs-") only count when the value is a known language
@@ -84,10 +98,18 @@ _LANG_ALIASES = {"c++": "cpp", "js": "javascript", "py": "python", "sh": "bash",
 _LATEX_IMG_SRC_RE = re.compile(
     r"(latex|mathtex|mimetex|codecogs|/tex\?|tex2img|chart\?cht=tx|wp\.com/latex|/math/render|mathurl|equation)", re.I)
 # candidate formula images: LaTeX image services / tex-ish classes, or TeX-looking alt text
-_IMG_MATH_SELECTOR = ", ".join(
-    [f'img[alt][src*="{k}" i]' for k in ("tex", "codecogs", "/math/", "cht=tx", "equation")]
-    + [f'img[alt][class*="{k}" i]' for k in ("tex", "math", "equation", "formula")]
-    + ['img[alt*="\\\\"]', 'img[alt*="^{"]', 'img[alt*="_{"]'])
+_IMG_MATH_SRC_HINTS = ("tex", "codecogs", "/math/", "cht=tx", "equation")
+_IMG_MATH_CLASS_HINTS = ("tex", "math", "equation", "formula")
+
+
+def _img_math_candidate(src: str, cls: str, alt: str) -> bool:
+    """A formula image candidate: a LaTeX image service or tex-ish class, or TeX-looking alt text."""
+    if "\\" in alt or "^{" in alt or "_{" in alt:
+        return True
+    src, cls = src.lower(), cls.lower()
+    return any(k in src for k in _IMG_MATH_SRC_HINTS) or any(k in cls for k in _IMG_MATH_CLASS_HINTS)
+
+
 _MATH_CLASS_RE = re.compile(r"(^|[\s_-])(tex|latex|math|equation|formula|mwe-math)", re.I)
 
 # class/id words that name a widget: whole words, word prefixes, hyphenated pairs
@@ -97,8 +119,10 @@ _WIDGET_WORDS = frozenset(
     "consent gdpr outbrain taboola recirc trending "
     # added after a one-word-at-a-time search on the train+dev splits of the three gold corpora (each kept
     # only if mean page F1 did not drop); navheader/navfooter are DocBook's Prev/Up/Home/Next bars
-    "header footer masthead nav navigation navheader navfooter author bio video print feed banner cta skip "
+    "header footer masthead navigation navheader navfooter author bio video print feed banner cta skip "
     "tools feedback login signin recommended recommendations".split())
+# "nav" itself is not a widget word: it named ~40% of all candidates on train+dev pages (nav-item, nav-link
+# inside menus that the main-content pass drops anyway) and removing it changed no page's F1 by 0.005
 _WIDGET_PREFIXES = ("advert", "cookie", "onetrust")
 _WIDGET_PAIRS = ("more-stories", "read-more", "most-popular", "back-to-top", "backtotop", "scroll-to-top")
 
@@ -146,14 +170,20 @@ def _widget_words_in(values: set[str]) -> tuple[str, set[str]]:
 
 
 def _boilerplate_selector(class_vals: set[str], id_vals: set[str]) -> str | None:
-    """CSS selector for the widget words (``_BOILERPLATE_CLASS_RE``) that occur in the page's class values
+    """CSS selector for the widget words (``_BOILERPLATE_CLASS_RE``) that occur in the page's class tokens
     (``[class*="share"]``) and id values (``[id*="share"]``); case-insensitive only for a word the page
     spells with capitals alone. lexbor's cost grows with the number of alternatives, so each word is asked
     only of the attribute it occurs in; candidates are re-checked token-wise by the regex."""
     sel = []
     for attr, vals in (("class", class_vals), ("id", id_vals)):
         joined, found = _widget_words_in(vals)
-        sel += [f'[{attr}*="{w}"]' if w in joined else f'[{attr}*="{w}" i]' for w in sorted(found)]
+        kept: list[tuple[str, bool]] = []  # (word, case-sensitive)
+        for w in sorted(found, key=len):
+            cs = w in joined
+            # [class*="comment"] already selects every "comments"/"navheader" ("header") candidate
+            if not any(k in w and (cs or not kcs) for k, kcs in kept):
+                kept.append((w, cs))
+        sel += [f'[{attr}*="{w}"]' if cs else f'[{attr}*="{w}" i]' for w, cs in sorted(kept)]
     return ", ".join(sel) if sel else None
 
 
@@ -332,6 +362,39 @@ def _clean_tex(tex: str) -> str:
     return re.sub(r"\s+", " ", tex)
 
 
+_MATH_SCAN_MAX = 2000
+
+
+def _math_markup(html: str) -> set[str]:
+    """Which math markups the source may hold: ``math/`` (MathJax 2 scripts), ``katex``, ``mjx-container``,
+    ``mwe-math``, ``<math``. Every one handled spells "math" (``katex-mathml``; MathJax 3 is read from its
+    ``<math>``), so one walk over the occurrences of "math" answers all of them: a handful of short
+    look-arounds instead of one scan of the page per needle (each costs ~1 ms on a 1 MB non-ASCII page).
+    Pages with more than ``_MATH_SCAN_MAX`` occurrences get every needle (math-heavy: all checks run)."""
+    found: set[str] = set()
+    i = html.find("math")
+    n = 0
+    while i != -1:
+        n += 1
+        if n > _MATH_SCAN_MAX:
+            return {"math/", "katex", "mjx-container", "mwe-math", "<math"}
+        if html.startswith("math/", i):
+            found.add("math/")
+        pre = html[max(0, i - 6):i]
+        if pre.endswith("<") or pre.endswith(":"):  # <math, <m:math (namespaced MathML)
+            found.add("<math")
+        elif pre.endswith("mwe-"):
+            found.add("mwe-math")
+        elif pre.endswith("katex-"):
+            found.add("katex")
+        i = html.find("math", i + 4)
+    if "<math" in found and "mjx-container" in html:
+        found.add("mjx-container")
+    if "<math" in found and "katex" not in found and "katex" in html:  # KaTeX's MathML is a <math>
+        found.add("katex")
+    return found
+
+
 # ----------------------------------------------------------------------------------------------
 # limits: nesting depth (checked before parsing) and a per-document time limit
 # ----------------------------------------------------------------------------------------------
@@ -429,16 +492,23 @@ def _check_deadline(deadline: float | None) -> None:
 # ----------------------------------------------------------------------------------------------
 # DOM rewriting
 # ----------------------------------------------------------------------------------------------
+_WALK_SELECTOR = 'pre, code, kbd, samp, tt, table, img[alt], figcaption, input[type="password" i]'
+
+
 class _Rewriter:
     def __init__(self, tree: "HTMLTree", html: str = "", deadline: float | None = None):
         self.tree = tree
         self.deadline = deadline
         self._tables: list | None = None
+        self._walked: tuple | None = None
+        self._math_found: set[str] | None = None
+        self._title: str | None = None
         self._body = False  # not looked up yet
         self.body_elements: list = []  # every marked article-body element
         self.attr_values = _attr_values(html) if html else (set(), set())
-        self.attr_text = " ".join(self.attr_values[0])
-        self.class_tokens = set(self.attr_text.split())
+        # distinct class tokens (far fewer than distinct class values on atomic-CSS pages), joined once
+        self.class_tokens = set(" ".join(self.attr_values[0]).split())
+        self.attr_text = " ".join(self.class_tokens)
         self.html = html
         self.blocks: list[str] = []  # placeholder index -> final text
         self.is_block: list[bool] = []
@@ -446,6 +516,36 @@ class _Rewriter:
         self.n_inline_code = 0
         self.n_math = 0
         self.n_tables = 0
+
+    def _walk(self) -> tuple[list, list, list, list, list, list]:
+        """One DOM walk (each costs about as much as the rest of a step) for code blocks, inline code,
+        tables, images with alt text, figure captions and password fields: ``(pres, inline, tables, imgs,
+        figcaptions, password_inputs)``, in
+        document order, taken before widgets, math and code are rewritten (users check ``doc.contains``
+        for nodes removed or replaced since)."""
+        if self._walked is None:
+            pres, inline, imgs, caps, pwd, self._tables = [], [], [], [], [], []
+            doc = self.tree.document
+            for el in (doc.query_selector_all(_WALK_SELECTOR).values() if doc is not None else []):
+                tag = el.tag
+                (pres if tag == "pre" else self._tables if tag == "table" else imgs if tag == "img"
+                 else caps if tag == "figcaption" else pwd if tag == "input" else inline).append(el)
+            self._walked = (pres, inline, self._tables, imgs, caps, pwd)
+        return self._walked
+
+    def title(self) -> str:
+        """The text of the page's first ``<h1>``, whitespace-normalised, read after the rewrite (cached)."""
+        if self._title is None:
+            doc = self.tree.document
+            h1 = doc.query_selector("h1") if doc is not None else None
+            self._title = _norm_ws(h1.text or "") if h1 is not None else ""
+        return self._title
+
+    def math_markup(self) -> set[str]:
+        """``_math_markup`` of the page source (cached)."""
+        if self._math_found is None:
+            self._math_found = _math_markup(self.html)
+        return self._math_found
 
     def _article_body(self):
         """The page's marked article body (largest ``_ARTICLE_BODY_*`` element with at least 800 characters
@@ -492,10 +592,10 @@ class _Rewriter:
             return
         # MathJax v2 source scripts; drop the rendered copies first
         html = self.html
-        # cheap source checks skip DOM queries for markup the page does not contain; every math
-        # markup handled here (math/tex scripts, katex-mathml, mjx-math, mwe-math, <math>) spells "math"
-        any_math = not html or "math" in html  # lexbor lower-cases tags; an upper-case-only page is rare
-        has = (lambda needle: any_math and needle in html) if html else (lambda needle: True)
+        doc_contains = body.contains
+        # cheap source checks skip DOM queries for markup the page does not contain
+        found = self.math_markup() if html else None
+        has = (lambda needle: needle in found) if found is not None else (lambda needle: True)
         scripts = body.query_selector_all(
             'script[type^="math/tex" i], script[type^="math/asciimath" i]').values() if has("math/") else []
         if scripts:
@@ -531,16 +631,18 @@ class _Rewriter:
             display = w.query_selector(".mwe-math-mathml-display, .mwe-math-fallback-image-display") is not None
             self._replace_with_text(w, self._math_token(tex or "", display))
         # any other MathML
-        for m in (body.query_selector_all("math").values() if has("<math") or has("<MATH") else []):
+        for m in (body.query_selector_all("math").values() if has("<math") else []):
             display = (m.getattr("display") or "").lower() == "block" or (m.getattr("mode") or "") == "display"
             self._replace_with_text(m, self._math_token(_safe_mathml(m), display))
-        # image formulas
-        for img in body.query_selector_all(_IMG_MATH_SELECTOR).values():
+        # image formulas (candidates from the one DOM walk shared with code and tables)
+        for img in self._walk()[3]:
             alt = (img.getattr("alt") or "").strip()
-            if not alt:
+            if not alt or not doc_contains(img):
                 continue
             src = img.getattr("src") or ""
             cls = img.getattr("class") or ""
+            if not _img_math_candidate(src, cls, alt):
+                continue
             looks_math = bool(_LATEX_IMG_SRC_RE.search(src) or _MATH_CLASS_RE.search(cls))
             if not looks_math and not re.search(r"\\[a-zA-Z]+|[\^_]\{", alt):
                 continue
@@ -612,11 +714,7 @@ class _Rewriter:
         if doc is None:
             return
         self._drop_line_numbers(doc)
-        # one DOM walk for code blocks, inline code and tables (each walk costs about as much as the rest)
-        pres, inline, self._tables = [], [], []
-        for el in doc.query_selector_all("pre, code, kbd, samp, tt, table").values():
-            tag = el.tag
-            (pres if tag == "pre" else self._tables if tag == "table" else inline).append(el)
+        pres, inline = self._walk()[:2]
         for pre in pres:
             _check_deadline(self.deadline)
             if not doc.contains(pre):
@@ -681,20 +779,20 @@ class _Rewriter:
                 continue
             if t.query_selector("table, pre, ul, ol, form, iframe") is not None:
                 continue  # layout table: let the extractor linearise it
+            # no nested table (checked above), so every row and cell below belongs to this table
             rows = []
             width = 0
             ok = True
             for tr in t.query_selector_all("tr").values():
-                if tr.closest("table") is not t:
-                    continue
                 cells = []
-                for cell in tr.children.values():
-                    if (cell.tag or "").lower() not in ("td", "th"):
-                        continue
-                    txt = re.sub(r"\s+", " ", cell.text or "").strip().replace("|", "\\|")
+                for cell in tr.query_selector_all("td, th").values():
+                    txt = " ".join((cell.text or "").split()).replace("|", "\\|")
                     if len(txt) > 400:
-                        ok = False
+                        ok = False  # a cell holding a paragraph: a layout table
+                        break
                     cells.append(txt)
+                if not ok:
+                    break
                 if any(cells):
                     rows.append(cells)
                     width = max(width, len(cells))
@@ -720,12 +818,25 @@ class _Rewriter:
         doc = self.tree.document
         if doc is None:
             return
+        # sign-in and registration forms (a password field) are never article content
+        for inp in self._walk()[5]:
+            form = inp.closest("form")
+            if form is not None and doc.contains(form) and form.query_selector("pre, math, h1") is None:
+                form.decompose()
+        for cap in self._walk()[4]:
+            # figure captions (photo credits, gallery text) are not article text; those with code or math stay
+            if doc.contains(cap) and cap.query_selector("pre, code, math") is None:
+                cap.decompose()
         # regexes over the source find the class tokens and ids that name a widget; lexbor selects them
-        sel = _boilerplate_selector(*self.attr_values)
+        sel = _boilerplate_selector(self.class_tokens, self.attr_values[1])
         if not sel:
             return
         scope = self._article_body() if _SCOPED_BOILERPLATE else None
         candidates = (scope or doc).query_selector_all(sel).values()
+        # the ancestor check below (syntax-highlighting spans such as "token comment") only on pages that
+        # have code or math at all
+        pres, inline = self._walk()[:2]
+        may_be_inside = bool(pres or inline) or not self.html or "<math" in self.math_markup()
         for el in candidates:
             if not doc.contains(el):
                 continue  # inside a widget removed already
@@ -738,17 +849,17 @@ class _Rewriter:
                 key = _NEGATED_TOKEN_RE.sub(" ", key)  # "no-share", "no_comments": content without widgets
             if not _BOILERPLATE_CLASS_RE.search(key):
                 continue
-            if not doc.contains(el) or el.closest("pre, code, math") is not None:
-                continue  # detached already, or syntax-highlighting spans such as "token comment"
-            if el.query_selector("pre, math, article, main, h1") is not None:
-                continue
+            if may_be_inside and el.closest("pre, code, math") is not None:
+                continue  # syntax-highlighting spans such as "token comment"
             # a block holding a lot of text, or running prose, is more likely a wrapper around the article
-            # (e.g. "js-pagination", id="read-more") than a widget
+            # (e.g. "js-pagination", id="read-more") than a widget (text first: it spares the subtree query)
             txt = el.text or ""
             if len(txt) > _MAX_BOILERPLATE_BLOCK_CHARS:
                 continue
             if len(txt) >= 600 and _sentence_breaks(txt) >= _MIN_ARTICLE_SENTENCES:
                 continue
+            if txt.strip() and el.query_selector("pre, math, article, main, h1") is not None:
+                continue  # a text-less block holds no code, formula or headline worth keeping
             el.decompose()
 
 
@@ -764,10 +875,42 @@ _CHROME_LINES = frozenset((
     "advertisement - continue reading below", "buy photo", "close", "caption", "autoplay", "replay", "next story",
     "accessibility links", "must watch", "transcript", "related stories", "related tags", "related articles",
     "related", "latest news posts", "contact author", "menu", "subscribe", "comments", "share", "tweet", "email",
-    "print", "view comments", "show comments", "leave a comment", "load more", "read more", "see more"))
+    "print", "view comments", "show comments", "leave a comment", "load more", "read more", "see more",
+    # more UI phrases seen as whole lines on train+dev pages (none is a whole line of any gold text there)
+    "learn more", "about the author", "share this story", "posted!", "show thumbnails", "show captions",
+    "hide captions", "jump to navigation jump to search", "from wikipedia, the free encyclopedia", "view all posts",
+    "report a typo", "loading comments...", "loading...", "like this:", "font size:", "enlarge this image",
+    "toggle caption", "hide caption", "skip advert", "continue reading", "listen to this article", "view more",
+    "read full article", "read the full article", "view more news posts", "show more", "load more comments",
+    "via giphy", "please wait...", "top", "found this helpful"))
 # gallery counters and number-only lines ("3/31", "2 of 5", "’17", "1"): no letters, not content
 _COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|di)\s+\d+\W*$")
+# link teasers and credits on a line of their own: "Also read: ...", "MORE: ...", "Related Story: ...",
+# "Photo: ...", "(Image: ...)", "Copyright © ...", "2-min read"
+_META_LINE_RE = re.compile(
+    r"\(?(?:also read|read also|read more|read next|related|related (?:story|stories|article|articles|link|links|"
+    r"coverage)|tags|tagged|tagged with|topics|filed under|categories|hidden categories|main article|"
+    r"see also|more|more on this|recommended|lesen sie auch|mehr zum thema|lire aussi|à lire aussi|leia também|"
+    r"photo|photos|image|images|picture|pictures|photo credit|image credit|image source|featured image|"
+    r"lead image|top image|header image|credit|credits|foto|bild)"
+    r"\s*:|©|(?:copyright|\(c\))\s*(?:©\s*)?(?:\d{4}|.{0,100}(?:all rights reserved|©))|"
+    r".{0,40}\b\d{1,2}[- ]min(?:ute)?s? read\W*$", re.I)
+# "Image 1 of 3", "Photo 2/10", "Slide 3 von 12": gallery navigation
+_MEDIA_COUNTER_RE = re.compile(r"(?:image|photo|picture|slide|bild|foto|imagen|immagine)s?\s*\d+\s*"
+                               r"(?:of/?|von|de|sur|di|/)"
+                               r"\s*\d+$", re.I)
 _CHROME_STRIP = " \t•·|>›»«‹^↑▲-–—*#"
+# a line that is only a date (and time), optionally "Published"/"Updated ...": page metadata, not text
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE_LINE_RE = re.compile(
+    r"(?:(?:published|updated|posted|first posted|first published|last updated|last modified|modified|date)"
+    r"\s*(?:on|:)?\s*)?"
+    r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
+    r"(?:\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+\d{4}|" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
+    r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4})"
+    r"(?:\s*(?:,?\s*at|[,|–—-])?\s*\d{1,2}[:.]\d{2}(?:[:.]\d{2})?\s*(?:[ap]\.?m\.?)?\s*"
+    r"(?:[A-Z]{2,4}|GMT[+-]?\d*|UTC[+-]?\d*)?)?"
+    r"\W*", re.I)
 
 
 def _restore(text: str, rw: _Rewriter) -> str:
@@ -792,16 +935,20 @@ def _restore(text: str, rw: _Rewriter) -> str:
     kept = []
     for line in text.split("\n"):
         key = line.strip()
-        if len(key) <= 40 and _PH_OPEN not in key and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
-                                                         or _COUNTER_LINE_RE.match(key)):
-            continue
-        if 20 <= len(key) <= 200 and _PH_OPEN not in key:
-            if key in seen:
+        n = len(key)
+        if n <= 200 and _PH_OPEN not in key:
+            if n <= 40 and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
+                            or not key[:1].isalpha() and _COUNTER_LINE_RE.match(key)
+                            or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)):
                 continue
-            seen.add(key)
-        kept.append(line)
+            if 8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key) or _META_LINE_RE.match(key):
+                continue
+            if n >= 20:
+                if key in seen:
+                    continue
+                seen.add(key)
+        kept.append(line.rstrip(" \t"))  # trailing blanks go (what a [ \t]+\n pass would do)
     text = "\n".join(kept)
-    text = _TRAILING_WS_RE.sub("\n", text)
     if has_ph:
         text = _PH_INDENT_RE.sub("\n", text)
     text = _BLANK_RUN_RE.sub("\n\n", text)
@@ -810,7 +957,6 @@ def _restore(text: str, rw: _Rewriter) -> str:
     return text.strip()
 
 
-_TRAILING_WS_RE = re.compile(r"[ \t]+\n")
 _PH_INDENT_RE = re.compile(r"\n[ \t]*(?=" + _PH_OPEN + ")")
 _BLANK_RUN_RE = re.compile(r"\n{3,}")
 
@@ -830,6 +976,83 @@ def _to_str(html: str | bytes) -> str:
     return html
 
 
+def _from_body(html: str) -> str:
+    """The page from its ``<body`` tag on: the head (scripts, styles, metadata: half the bytes of a typical
+    news page) holds nothing the extraction reads, and every later scan and the parse cost per byte.
+    The whole page when there is no lower-case ``<body`` or when the match could sit inside a head script
+    or comment (``document.write("<body>")``)."""
+    i = html.find("<body")
+    if i <= 0 or html[i + 5:i + 6] not in (">", " ", "\t", "\n", "\r", "/"):
+        return html
+    for opener, closer in (("<script", "</script"), ("<!--", "-->")):
+        j = html.rfind(opener, 0, i)
+        if j != -1 and html.find(closer, j, i) == -1:
+            return html
+    return html[i:]
+
+
+_TAG_NAME_END = frozenset(("", ">", " ", "\t", "\n", "\r", "/"))
+_RAW_CLOSE_RE = {"<script": re.compile(r"</script", re.I), "<style": re.compile(r"</style", re.I)}
+
+
+def _drop_scripts(html: str) -> str:
+    """``html`` without its ``<script>`` and ``<style>`` elements (lower-case tags; MathJax ``math/...``
+    scripts stay). Inline JSON and code are often most of a page's bytes (yahoo: 860 KB of body, 1,400
+    elements), and the parse, the main-content pass and every source scan cost per byte; nothing here
+    reads them. A ``<script`` string inside an earlier script or style is skipped with it."""
+    blocks = []
+    for opener, closer in (("<script", "</script"), ("<style", "</style")):
+        n = len(opener)
+        i = html.find(opener)
+        while i != -1:
+            if html[i + n:i + n + 1] not in _TAG_NAME_END:
+                i = html.find(opener, i + n)
+                continue
+            gt = html.find(">", i + n)
+            if gt < 0:
+                break
+            if n == 7 and "math/" in html[i:gt].lower():  # MathJax source: <script type="math/tex">
+                i = html.find(opener, gt)
+                continue
+            e = html.find(closer, gt)
+            if e < 0:
+                m = _RAW_CLOSE_RE[opener].search(html, gt)
+                e = m.start() if m else -1
+            end = len(html) if e < 0 else (html.find(">", e) + 1 or len(html))
+            blocks.append((i, end))
+            i = html.find(opener, end)
+    if not blocks:
+        return html
+    blocks.sort()
+    parts, last = [], 0
+    for a, b in blocks:
+        if a < last:
+            continue  # inside a block dropped already
+        parts.append(html[last:a])
+        last = b
+    parts.append(html[last:])
+    return "".join(parts)
+
+
+def _drop_private_chars(text: str) -> str:
+    """``text`` without the placeholder and link-mark characters (U+FDD0..U+FDD3)."""
+    pos = []
+    for ch in _PH_OPEN + _PH_CLOSE + LINK_OPEN + LINK_CLOSE:
+        i = text.find(ch)
+        while i != -1:
+            pos.append(i)
+            i = text.find(ch, i + 1)
+    if not pos:
+        return text
+    pos.sort()
+    parts, prev = [], 0
+    for i in pos:
+        parts.append(text[prev:i])
+        prev = i + 1
+    parts.append(text[prev:])
+    return "".join(parts)
+
+
 _EMPTY_STATS = {"n_code_blocks": 0, "n_inline_code": 0, "n_math": 0, "n_tables": 0}
 
 
@@ -847,8 +1070,9 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
     if not text or not text.strip():
         return None
     # placeholder and link-mark characters must not come from the page itself
-    if _PH_OPEN in text:  # one str scan (a character-class regex is ~5x slower); a lone CLOSE is inert
-        text = _PRIVATE_RE.sub("", text)
+    if _PH_OPEN in text:  # one str scan; a lone CLOSE is inert
+        text = _drop_private_chars(text)
+    text = _drop_scripts(_from_body(text))
     if nesting_depth_exceeds(text):
         raise ExtractTooDeep(f"tag nesting deeper than {MAX_DEPTH}")
     tree = HTMLTree.parse(text)
@@ -874,13 +1098,14 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
                 out = span
         else:
             out = _restrict_to_article_body(rw, out, prose_main)
+        out = _trim_before_title(_cut_teaser_tail(out), rw.title())
     _check_deadline(deadline)
     return out, rw
 
 
 _RESCUE_BELOW = 600
 _CJK_CHAR_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_SENTENCE_END_RE = re.compile(r"[.!?。！？…\"”’)»:]\s*$")
+_SENTENCE_END_CHARS = frozenset(".!?。！？…\"”’)»:")
 
 
 def _is_prose(line: str) -> bool:
@@ -890,7 +1115,7 @@ def _is_prose(line: str) -> bool:
         return False
     if s.count(" ") < 9 and (s.isascii() or len(_CJK_CHAR_RE.findall(s)) < 40):
         return False
-    return _SENTENCE_END_RE.search(s) is not None
+    return s[-1] in _SENTENCE_END_CHARS
 
 
 def _prose_chars(text: str) -> int:
@@ -920,6 +1145,99 @@ def _densest_prose_span(text: str) -> str:
     if best_hi < 0:
         return text
     return "\n".join(lines[best_lo:best_hi + 1])
+
+
+# headings that open the teaser lists after a story ("You might also like", "Related stories", "More in
+# Opinion", "Features" ...), in the languages of the evaluation corpora; matched on the whole short line
+_TEASER_HEADING_RE = re.compile(
+    r"(?:you (?:may|might) (?:also )?(?:like|enjoy|be interested in)|related(?: (?:stories|articles|posts|content|"
+    r"news|coverage|links|reading|topics|videos|items))?|more (?:from|in|on|stories|news|articles|like this|to "
+    r"explore|videos)\b.{0,40}|similar (?:articles|stories|posts)|recommended(?: for you| stories| articles| "
+    r"reading| videos)?|read (?:next|more|also|this next)|what to read next|up next|most (?:popular|read|viewed|"
+    r"shared|emailed)(?: stories| articles)?|popular(?: (?:stories|posts|articles|now|on \w+))?|trending(?: now|"
+    r" stories| articles)?|top stories|latest (?:news|stories|posts|articles|videos)|editor'?s'? picks?|"
+    r"don'?t miss|also (?:read|on \w+)|explore further|around the web|from around the web|"
+    r"sponsored(?: stories| content| links)?|promoted(?: stories| content)?|keep reading|recent (?:posts|articles|"
+    r"stories)|more stories|today'?s top stories|in other news|you may have missed|about the authors?|author bio|"
+    r"das könnte sie auch interessieren|mehr zum thema|lesen sie auch|weitere artikel|ähnliche artikel|"
+    r"meistgelesen|(?:à )?lire aussi|sur le même sujet|à voir aussi|te puede interesar|noticias relacionadas|"
+    r"leggi anche|potrebbe interessarti|leia também|相关阅读|相关文章|推荐阅读|関連記事)\W*", re.I)
+_TEASER_HEADING_MAX = 60
+_TEASER_MIN_PROSE_BEFORE = 0.8
+
+
+# a gallery item: "• 3/31 18 October 2017", "2 of 5 Camden set for a makeover" (numerator, denominator)
+_GALLERY_ITEM_RE = re.compile(r"^\s*(?:[•*·-]\s*)?(\d{1,3})\s*(?:/|of)\s*(\d{1,3})(?![\d/.:-])")
+_GALLERY_MIN_ITEMS = 3
+
+
+def _drop_galleries(lines: list[str]) -> list[str]:
+    """Drop photo-gallery runs: from the first to the last item counter of one gallery ("1/31" .. "31/31",
+    at least ``_GALLERY_MIN_ITEMS`` consecutive numbers), plus the caption lines of the last item (indented
+    continuation lines). Placeholders inside are kept."""
+    items: dict[str, list[tuple[int, str]]] = {}
+    for i, ln in enumerate(lines):
+        if ln[:12].lstrip(" \t•*·-")[:1].isdigit():
+            m = _GALLERY_ITEM_RE.match(ln)
+            if m and 0 < int(m.group(1)) <= int(m.group(2)):
+                items.setdefault(m.group(2), []).append((i, m.group(1)))
+    drop = set()
+    for hits in items.values():
+        if len(hits) < _GALLERY_MIN_ITEMS:
+            continue
+        # runs of consecutive numbers (1/31, 2/31, 3/31 ...): a lone "8/10" rating elsewhere is no gallery
+        runs, run = [], [hits[0]]
+        for h in hits[1:]:
+            if int(h[1]) == int(run[-1][1]) + 1:
+                run.append(h)
+            else:
+                runs.append(run)
+                run = [h]
+        runs.append(run)
+        for run in runs:
+            if len(run) < _GALLERY_MIN_ITEMS:
+                continue
+            lo, hi = run[0][0], run[-1][0]
+            j = hi + 1
+            while j < len(lines) and (not lines[j].strip() or lines[j][:1] in " \t"):
+                j += 1
+            drop.update(range(lo, j))
+    if not drop:
+        return lines
+    return [ln for i, ln in enumerate(lines) if i not in drop or _PH_OPEN in ln]
+
+
+def _trim_before_title(text: str, title: str) -> str:
+    """Drop the lines above the page's ``<h1>`` line when no prose comes before it (menus, breadcrumbs,
+    "Skip to content", site slogans, top-of-page teasers); code, math and table placeholders stay."""
+    if not title:
+        return text
+    lines = text.split("\n")
+    for i, ln in enumerate(lines):
+        if _is_prose(ln):
+            return text
+        if ln and _norm_ws(ln) == title:
+            return "\n".join([x for x in lines[:i] if _PH_OPEN in x] + lines[i:]) if i else text
+    return text
+
+
+def _cut_teaser_tail(text: str) -> str:
+    """Drop photo galleries (``_drop_galleries``) and what follows a teaser heading ("You might also like",
+    "Related stories", ...) once the story has ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's
+    prose lies above the heading. Code, math and table placeholders below it are kept."""
+    split = text.split("\n")
+    lines = _drop_galleries(split)
+    heads = [i for i, ln in enumerate(lines) if 0 < len(ln) <= 2 * _TEASER_HEADING_MAX
+             and len(s := ln.strip()) <= _TEASER_HEADING_MAX and s
+             and _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP))]
+    if heads:
+        prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
+        total = sum(prose)
+        if total >= 300:
+            for i in heads:
+                if sum(prose[:i]) >= _TEASER_MIN_PROSE_BEFORE * total:
+                    return "\n".join(lines[:i] + [x for x in lines[i + 1:] if _PH_OPEN in x])
+    return text if lines is split else "\n".join(lines)
 
 
 # class names and ids that mark an article's body on common publishing systems (schema.org, WordPress,
@@ -965,20 +1283,27 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
     lines = out.split("\n")
     inside = []
     prose_in = 0
+    pos = 0  # extracted lines follow document order: look after the previous hit first (linear, not
+    # lines x body length on long pages)
     for ln in lines:
         st = ln.lstrip()
         if not st:
             inside.append(False)
             continue
         key = _norm_ws(_BULLET_PREFIX_RE.sub("", st) if st[0] in _BULLET_STARTS else st)
-        ok = bool(key) and key in body_text
+        ok = False
+        if key:
+            at = body_text.find(key, pos)
+            if at < 0:
+                at = body_text.find(key)
+            if at >= 0:
+                ok, pos = True, at
         inside.append(ok)
         if ok and _is_prose(ln):
             prose_in += len(ln)
     if prose_in < 0.7 * prose_total:
         return out
-    h1 = doc.query_selector("h1")
-    title = _norm_ws(h1.text or "") if h1 is not None else ""
+    title = rw.title()
     kept = [ln for ln, ok in zip(lines, inside)
             if ok or not ln.strip() or _PH_OPEN in ln or (title and _norm_ws(ln) == title)]
     return "\n".join(kept)

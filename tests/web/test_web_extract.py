@@ -107,7 +107,12 @@ def test_bytes_input_and_empty_input():
     assert extract_html(b"") == ""
     assert extract_html("<html><body></body></html>") == ""
     # placeholder characters coming from the page itself cannot inject blocks
-    assert "\ue000" not in extract_html("<p>evil \ue0000\ue001 text that is long enough to be kept as content</p>")
+    from assay.stages.web.extract import _PH_CLOSE, _PH_OPEN
+
+    evil = extract_html(f"<p>evil {_PH_OPEN}0{_PH_CLOSE} text that is long enough to be kept as content</p>")
+    assert _PH_OPEN not in evil and "evil 0 text" in evil
+    # icon-font private-use characters are ordinary page text
+    assert "\ue000" in extract_html("<p>icon \ue000 text that is long enough to be kept as the content</p>")
 
 
 def test_step_signals_and_reasons(tutorial_html: str):

@@ -1,0 +1,199 @@
+"""Precision layers added for issue 12/17 (what assay kept that the gold text does not hold): photo
+galleries, teaser lists after the story, sign-in/registration forms, figure captions, date-only lines,
+gallery navigation counters. Each rule has a synthetic test (including what it must keep) and, where the
+shared data holds one, a real page from the train/dev split of the gold corpora whose F1 it lifted."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.stages.web.extract import (_cut_teaser_tail, _drop_galleries, _drop_private_chars, _math_markup,
+                                      _PH_CLOSE, _PH_OPEN, extract_html)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+STORY = "".join(f"<p>Paragraph {i} of the story explains one more part of the events in some detail, with "
+                f"quotes and numbers that the reader needs to follow the argument.</p>" for i in range(8))
+
+
+def _page(name: str, corpus: str, shared_data):
+    from _web_data import load_gold
+
+    return next(p for p in load_gold(corpus, shared_data) if p.name.startswith(name))
+
+
+def _f1(page, text: str) -> float:
+    from _web_data import token_prf
+
+    return token_prf(text, page.gold)[2]
+
+
+# -- galleries ---------------------------------------------------------------------------------------
+def test_gallery_run_dropped_story_kept():
+    items = "".join(f"<li><span>{i}/9 18 October 2017</span><p>A caption about picture {i} from a different "
+                    f"event somewhere else in the world, written as a full sentence.</p></li>" for i in range(1, 10))
+    html = f"<html><body><article><h1>Title</h1>{STORY}<h3>World news in pictures</h3><ul>{items}</ul></article></body></html>"
+    text = extract_html(html)
+    assert "Paragraph 7 of the story" in text
+    assert "/9 18 October" not in text and "A caption about picture" not in text
+
+
+def test_gallery_needs_consecutive_numbers():
+    lines = ["Verdict: 8/10", "", "Some prose line that is part of the review and must stay where it is.",
+             "  • 1/10 A complete failure", "  • 2/10 Sad, really", "  • 3/10 Serious flaws"]
+    kept = _drop_galleries(["8/10 overall"] + lines[1:3] + ["  • 4/10 alone"])
+    assert kept == ["8/10 overall"] + lines[1:3] + ["  • 4/10 alone"]  # no run of 3 consecutive numbers
+    out = _drop_galleries(lines)
+    assert out[:3] == lines[:3] and not any("/10 " in x for x in out[3:])
+
+
+# -- teaser lists after the story --------------------------------------------------------------------
+def test_teaser_list_after_story_dropped():
+    teasers = "".join(f"<li><a href=/t{i}>Another headline number {i} that links elsewhere</a><p>A summary "
+                      f"sentence for teaser {i} that reads like prose but is not this story.</p></li>" for i in range(5))
+    html = (f"<html><body><article>{STORY}<pre>keep = 1</pre></article><section><h2>You might also like</h2>"
+            f"<ul>{teasers}</ul></section></body></html>")
+    text = extract_html(html)
+    assert "Paragraph 7 of the story" in text and "keep = 1" in text
+    assert "Another headline number" not in text and "You might also like" not in text
+
+
+def test_teaser_heading_mid_story_kept():
+    """A "Related:" box in the middle of the story (more than 20% of the prose follows) cuts nothing."""
+    lines = [f"Sentence block {i} of the article carries the actual news with plenty of words in it." for i in range(10)]
+    text = "\n\n".join(lines[:6] + ["RELATED:", "Japan Weather Center"] + lines[6:])
+    assert _cut_teaser_tail(text) == text
+    tail = "\n\n".join(lines + ["More Stories", "Some other headline", f"x {_PH_OPEN}0{_PH_CLOSE}"])
+    out = _cut_teaser_tail(tail)
+    assert "Some other headline" not in out and lines[-1] in out and f"{_PH_OPEN}0{_PH_CLOSE}" in out
+
+
+# -- forms, captions, dates, counters ---------------------------------------------------------------
+def test_sign_in_form_dropped():
+    form = ("<form action=/login><p>Register for access and our free alert. This service is completely free and "
+            "gives you access to many archived articles from many countries.</p><label>Email Address</label>"
+            "<input type=email><label>Confirm Password</label><input type=password></form>")
+    text = extract_html(f"<html><body><article>{STORY}{form}</article></body></html>")
+    assert "Paragraph 7" in text and "Confirm Password" not in text and "Register for access" not in text
+
+
+def test_figure_captions_dropped_code_captions_kept():
+    from resiliparse.parse.html import HTMLTree
+
+    from assay.stages.web.extract import _Rewriter
+
+    html = (f"<html><body><article>{STORY}<figure><img src=a.jpg><figcaption>Photo: Jane Doe / Agency, all "
+            f"rights reserved.</figcaption></figure><figure><figcaption>Listing 1: <code>print(1)</code> prints "
+            f"one</figcaption></figure></article></body></html>")
+    tree = HTMLTree.parse(html)
+    _Rewriter(tree, html).boilerplate()
+    caps = [c.text for c in tree.document.query_selector_all("figcaption").values()]
+    assert caps == ["Listing 1: print(1) prints one"]
+
+
+@pytest.mark.parametrize("line", ["Published November 20th, 2019 - 07:50 GMT", "Nov. 20, 2019 6:02 AM EST",
+                                  "Updated: 2017-10-21", "March 15, 2017", "Image 1 of 3", "Photo 2/10",
+                                  "Posted April 09, 2017, at 10:08 a.m.", "First Published: March 21, 2017, 5:36 PM IST",
+                                  "Also read: WhatsApp Text Status Update is Back", "MORE: Another story elsewhere",
+                                  "Related Story: Taliban storm a base", "(Image: Debashis Sarkar/ News18.com)",
+                                  "Photo Credit: Microsoft", "Copyright © 2009-2015 Example.com. All Rights Reserved.",
+                                  "2-min read"])
+def test_metadata_lines_dropped(line):
+    html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
+    assert line not in extract_html(html)
+
+
+@pytest.mark.parametrize("line", ["On March 15, 2017 the council met and approved the new budget for the city.",
+                                  "Images 1 of 3 were taken by the author on a trip through the mountains.",
+                                  "More people than ever read the news on phones: about two in three adults.",
+                                  "Photographers covered the event from the roof of the town hall all day."])
+def test_sentences_with_dates_or_counters_kept(line):
+    html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
+    assert line in extract_html(html)
+
+
+# -- helpers behind the speed work -----------------------------------------------------------------------
+def test_math_markup_needles():
+    assert _math_markup("<p>no formulas</p>") == set()
+    assert _math_markup('<script type="math/tex">x</script>') == {"math/"}
+    assert _math_markup("<math><mi>x</mi></math>") == {"<math"}
+    assert _math_markup('<span class="mwe-math-element">') == {"mwe-math"}
+    assert _math_markup('<span class="katex"><span class="katex-mathml"><math>') == {"katex", "<math"}
+    assert "mjx-container" in _math_markup("<mjx-container><math></math></mjx-container>")
+    many = "<p>mathematics</p>" * 3000
+    assert _math_markup(many) >= {"<math", "math/"}  # past the scan cap every check runs
+
+
+def test_private_chars_dropped_and_icon_fonts_kept():
+    assert _drop_private_chars(f"a{_PH_OPEN}b{_PH_CLOSE}c{_PH_OPEN}") == "abc"
+    assert _drop_private_chars("plain \ue000 icon") == "plain \ue000 icon"
+
+
+# -- real pages (train/dev splits) whose F1 a rule lifted: F1 before -> the floor asserted now -----------------
+REAL_PAGES = [
+    # corpus, page, strings that must be gone, F1 floor, why (F1 before these rules)
+    ("readability", "bug-1255978", ("Camden set for a makeover", "36/50"), 0.85, "50-item gallery (0.33)"),
+    ("ir_chaos", "climate_2", ("1/31",), 0.9, "31-photo gallery strip (0.37)"),
+    ("ir_chaos", "franchise_10", ("Confirm Password", "Mondaq Topics"), 0.8, "registration form + terms (0.35)"),
+    ("readability", "nytimes-5", ("Siete opciones para alimentar a tu cerebro",), 0.88, "promo <figcaption>s (0.76)"),
+    ("readability", "lazy-image-1", ("More From Medium",), 0.97, "teaser list (0.96)"),
+    ("scrapinghub", "4219d096902dad9fd9d5", ("You may also like",), 0.98, "teaser list (0.990)"),
+    ("scrapinghub", "dc7ccccc1f34eb2928cb", ("Published November 20th",), 0.98, "date line (0.979)"),
+    ("readability", "qq", ("无障碍说明", "THE NEXT WEB > 正文"), 0.95, "menu and breadcrumb above the <h1> (0.89)"),
+]
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("corpus,name,gone,floor,why", REAL_PAGES, ids=[r[1][:16] for r in REAL_PAGES])
+def test_real_pages(shared_data, corpus, name, gone, floor, why):
+    page = _page(name, corpus, shared_data)
+    assert page.split in ("train", "dev"), "tests use tuning pages only"
+    text = extract_html(page.html)
+    for g in gone:
+        assert g not in text, (why, g)
+    assert _f1(page, text) > floor, why
+
+
+
+def test_from_body_skips_head_but_not_inside_scripts_or_comments():
+    from assay.stages.web.extract import _from_body
+
+    page = '<html><head><script>a</script><!-- c --><title>T</title></head><body class=x><p>x</p>'
+    assert _from_body(page) == '<body class=x><p>x</p>'
+    for tricky in ('<html><head><script>document.write("<body>")</script></head><body><p>x</p>',
+                   '<html><head><!-- <body> --></head><body><p>x</p>', '<html><bodyx><p>x</p>'):
+        assert _from_body(tricky) == tricky
+    html = '<html><head><script>document.write("<body>");var x = "never text";</script></head><body><p>Real.</p>'
+    assert "never text" not in extract_html(html)
+
+
+def test_lines_above_the_title_dropped_unless_prose_precedes():
+    from assay.stages.web.extract import _trim_before_title
+
+    menu = ["Skip to content", "News > World", f"{_PH_OPEN}0{_PH_CLOSE}", "Budget passes", "",
+            "Paragraph of the story with enough words in it to count as running prose for the rule."]
+    assert _trim_before_title("\n".join(menu), "Budget passes").split("\n") == menu[2:]
+    prose_first = [menu[5], "Budget passes", menu[5]]
+    assert _trim_before_title("\n".join(prose_first), "Budget passes") == "\n".join(prose_first)
+    assert _trim_before_title("\n".join(menu), "") == "\n".join(menu)
+    html = (f"<html><body><div class=top><a href=/>Home</a> <a href=/n>News</a></div><p>Breaking: site slogan here</p>"
+            f"<article><h1>Budget passes</h1>{STORY}</article></body></html>")
+    text = extract_html(html)
+    assert text.startswith("Budget passes") and "Paragraph 7" in text
+
+
+def test_drop_scripts_keeps_mathjax_and_text():
+    from assay.stages.web.extract import _drop_scripts
+
+    html = ('<body><script>var s = "<style>";</script><p>a</p><style>p{}</style><script type="math/tex">x^2</script>'
+            '<scripts>b</scripts><script src=x.js></script><SCRIPT>kept upper-case</SCRIPT><p>c</p><script>unclosed')
+    # the "<style>" string inside the first script pairs with the real </style>: that style is left in
+    # place (harmless: nothing reads it), never half-cut
+    assert _drop_scripts(html) == ('<body><p>a</p><style>p{}</style><script type="math/tex">x^2</script>'
+                                   '<scripts>b</scripts><SCRIPT>kept upper-case</SCRIPT><p>c</p>')
+    assert _drop_scripts("<p>no scripts</p>") == "<p>no scripts</p>"
+    page = f'<html><body><script>document.title = "Never text"</script><article>{STORY}</article></body></html>'
+    assert "Never text" not in extract_html(page) and "Paragraph 7" in extract_html(page)
