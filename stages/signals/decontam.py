@@ -354,6 +354,35 @@ class _Prepared:
         return out
 
 
+    def windows_by_length(self, lengths: Iterable[int]) -> Iterator[tuple[int, np.ndarray]]:
+        """``(k, self.windows(k))`` for each ``k`` of ``lengths`` (ascending), built incrementally: the
+        window hash is a weighted sum over positions, so the hashes of length ``k`` are those of length
+        ``k - 1`` plus one term each (``O(tokens)`` per length instead of ``O(tokens * k)``)."""
+        m = self.n
+        acc = None
+        k0 = 0
+        for k in sorted(lengths):
+            if k > m or k < 1:
+                continue
+            if acc is None:
+                acc, k0 = self.windows(k), k
+            while k0 < k:  # extend every window by its token at offset k0
+                acc = acc[:-1]
+                starts = np.arange(len(acc))
+                p = starts + k0
+                if self.is_id is None:
+                    vals = self.h[p]
+                else:
+                    pm = self.prev[p]
+                    d = np.clip(p - pm, 0, len(_DIST) - 1)
+                    idv = np.where(pm >= starts, _DIST[d], _NEW_ID)
+                    vals = np.where(self.is_id[p], idv, self.h[p])
+                with np.errstate(over="ignore"):
+                    acc = acc + vals * _COEF[k0]
+                k0 += 1
+            yield k, acc
+
+
 def _window_hashes_text(tokens: list[str], n: int) -> np.ndarray:
     return _Prepared(tokens, code=False).windows(n)
 
@@ -451,16 +480,35 @@ class EvalIndex:
                 continue
             if mode == "text":
                 prep = _Prepared(short_tokens(text), code=False)
-            for k, (keys, owners_k) in self._short_arrays[mode].items():
-                if prep.n < k:
-                    continue
-                found = np.isin(keys, prep.windows(k))
-                if found.any():
-                    best = (1.0, int(owners_k[np.argmax(found)]), mode)
+            tables = self._short_lookup(mode)
+            for k, win in prep.windows_by_length(tables):
+                keys, first, owners_k = tables[k]
+                # a window equal to a whole short item: sorted keys, binary search of every window
+                pos = np.minimum(np.searchsorted(keys, win), len(keys) - 1)
+                found = pos[keys[pos] == win]
+                if len(found):  # the item listed first among those found (as a scan of the table would)
+                    best = (1.0, int(owners_k[first[found].min()]), mode)
                     break
             if best[0] >= 1.0:
                 break
         return best
+
+    def _short_lookup(self, mode: str) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per item length: (sorted whole-item hashes, each one's position in the table, owners by
+        table position). Derived once per process from ``_short_arrays`` (cached indexes stay valid)."""
+        cache = self.__dict__.setdefault("_short_sorted", {})
+        if mode not in cache:
+            out = {}
+            for k, (keys, owners_k) in self._short_arrays[mode].items():
+                order = np.argsort(keys, kind="stable")
+                out[k] = (keys[order], order, owners_k)
+            cache[mode] = out
+        return cache[mode]
+
+    def __getstate__(self):
+        st = self.__dict__.copy()
+        st.pop("_short_sorted", None)  # derived; not part of the cached index
+        return st
 
 
 def build_index(eval_sets: list[str], *, missing: str = "error", **kw) -> EvalIndex:
