@@ -162,3 +162,19 @@ def test_short_items_found_anywhere_in_a_long_page():
     cov, item, _mode = idx.best_match(filler + " name the largest planet in our solar system. " + filler)
     assert cov == 1.0 and item == 1
     assert idx.best_match(filler)[0] < 1.0
+
+
+def test_bitmap_prefilter_never_drops_a_member():
+    """The n-gram and short-item prefilters keep every hash of the set they were built from and
+    drop most others (a bitmap of top bits: no false negatives)."""
+    import numpy as np
+
+    from assay.stages.signals.decontam import _MAIN_BITMAP_BITS, _MAIN_BITMAP_SHIFT, _in_bitmap, _set_bits
+
+    rng = np.random.default_rng(7)
+    members = rng.integers(0, 2**63, size=200_000, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+    others = rng.integers(0, 2**63, size=200_000, dtype=np.int64).astype(np.uint64) * np.uint64(2)
+    bitmap = np.zeros(1 << (_MAIN_BITMAP_BITS - 3), dtype=np.uint8)
+    _set_bits(bitmap, members, _MAIN_BITMAP_SHIFT)
+    assert np.array_equal(_in_bitmap(members, bitmap, _MAIN_BITMAP_SHIFT), members)
+    assert len(_in_bitmap(others, bitmap, _MAIN_BITMAP_SHIFT)) < 0.02 * len(others)
