@@ -96,10 +96,12 @@ class LocalSettings(_Settings):
     )
     randomize_start_duration: int = Field(0, ge=0, description="max seconds of random delay before each task")
     inline_max_input_mb: float = Field(
-        64.0, ge=0,
+        8.0, ge=0,
         description="a phase after `signals` whose run-local input (signal store, signatures) is smaller than this "
         "runs its tasks one after the other in this process instead of starting a worker pool (same tasks, same "
-        "outputs; saves the pool's start-up and imports); 0 = always a pool")
+        "outputs; saves the pool's start-up and imports: about 1 CPU-second per phase). 8 MiB of signal store "
+        "is about 1,500 web pages: above it, the work outweighs a pool's start-up and the memory of a phase is "
+        "better split over workers; 0 = always a pool")
     preload: bool = Field(
         True, description="the forkserver imports the modules of every phase's steps once, so workers start "
         "from it with them loaded (forkserver start method only)")
@@ -228,8 +230,31 @@ def _console_sink(level: str | None) -> None:
         logger.add(sys.stderr, level=level, format=_LOG_FORMAT, colorize=None)
 
 
+def release_memory() -> None:
+    """Hand freed heap memory back to the system: glibc keeps the pages of freed objects (big pages'
+    parse trees, flushed row buffers) mapped, so a task's resident memory only ever grows; trimming
+    keeps it near what is live. pyarrow's pool is released too. Best effort (no glibc: nothing)."""
+    global _LIBC
+    try:
+        import sys as _sys
+
+        if "pyarrow" in _sys.modules:
+            _sys.modules["pyarrow"].default_memory_pool().release_unused()
+        if _LIBC is None:
+            import ctypes
+
+            _LIBC = ctypes.CDLL("libc.so.6")
+        _LIBC.malloc_trim(0)
+    except (OSError, AttributeError):
+        _LIBC = False
+
+
+_LIBC = None
+
+
 class _ProgressTap:
-    """Counts documents (and text characters) that pass; rewrites progress/<rank>.json now and then."""
+    """Counts documents (and text characters) that pass; rewrites progress/<rank>.json now and then
+    (and then releases freed memory: `release_memory`)."""
 
     def __init__(self, logging_dir, rank: int):
         self.logging_dir, self.rank = logging_dir, rank
@@ -254,6 +279,7 @@ class _ProgressTap:
             chars += len(getattr(doc, "text", "") or "")
             if docs % 32 == 0 and time.monotonic() - last > 1.0:
                 self._write(docs, chars, False)
+                release_memory()
                 last = time.monotonic()
             yield doc
         self._write(docs, chars, True)
@@ -343,6 +369,7 @@ class AssayLocalExecutor(LocalPipelineExecutor):
     def _run_inline(self):
         """datatrove's ``workers == 1`` path (ranks in order, in this process), without the manager
         process it starts for a pool's queue and counters."""
+        import gc
         import queue
         from copy import deepcopy
 
@@ -362,6 +389,9 @@ class AssayLocalExecutor(LocalPipelineExecutor):
             for rank in self.get_incomplete_ranks(ranks):
                 self.pipeline = deepcopy(pipeline)
                 stats.append(self._launch_run_for_rank(rank, ranks_q))
+                self.pipeline = None  # the rank's steps and what they hold
+                gc.collect()
+                release_memory()
         finally:
             self.pipeline = pipeline
         merged = sum(stats, start=PipelineStats())

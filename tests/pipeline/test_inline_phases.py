@@ -119,5 +119,5 @@ def test_run_gives_the_same_shards_with_and_without_in_process_phases(tmp_path):
         return rows
 
     pooled = run(tmp_path / "pool", 0)
-    inline = run(tmp_path / "inline", 64)
+    inline = run(tmp_path / "inline", 8)
     assert pooled and pooled == inline
