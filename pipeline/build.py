@@ -36,6 +36,7 @@ class Phase:
     describe: list[str] = field(default_factory=list)
     digest: str = ""  # hash of what the phase's outputs depend on (`phase_hash`)
     groups: tuple[str, ...] = ()  # the recipe setting groups it depends on (`PHASE_GROUPS`)
+    inputs: list[str] = field(default_factory=list)  # run-local folders it reads (small: run in-process)
 
 
 @dataclass
@@ -229,6 +230,7 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
                     tasks,
                     ["signal store reader (per signals task)", "dedup priority (ensemble bucket)",
                      "minhash + exact-hash signatures"],
+                    inputs=[str(layout.signals)],
                 )
             )
             ntasks = _dedup_tasks(recipe)
@@ -245,6 +247,7 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
                     ],
                     ntasks.get("buckets", cfg.bands),
                     ["minhash buckets (+ earlier runs' indexes)"],
+                    inputs=[str(layout.dedup / "signatures"), *[str(Path(p)) for p in recipe.dedup.index_from]],
                 )
             )
             phases.append(
@@ -318,7 +321,7 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
         )
     )
     desc.append("parquet shard writer")
-    phases.append(Phase("decide", decide_steps, tasks, desc))
+    phases.append(Phase("decide", decide_steps, tasks, desc, inputs=[str(store)]))
 
     if recipe.repo_documents.enabled:
         phases.append(_repo_docs_phase(recipe, layout, tasks))

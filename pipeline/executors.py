@@ -95,6 +95,16 @@ class LocalSettings(_Settings):
         "forkserver", description="multiprocessing start method of the worker pool"
     )
     randomize_start_duration: int = Field(0, ge=0, description="max seconds of random delay before each task")
+    inline_max_input_mb: float = Field(
+        8.0, ge=0,
+        description="a phase after `signals` whose run-local input (signal store, signatures) is smaller than this "
+        "runs its tasks one after the other in this process instead of starting a worker pool (same tasks, same "
+        "outputs; saves the pool's start-up and imports: about 1 CPU-second per phase). 8 MiB of signal store "
+        "is about 1,500 web pages: above it, the work outweighs a pool's start-up and the memory of a phase is "
+        "better split over workers; 0 = always a pool")
+    preload: bool = Field(
+        True, description="the forkserver imports the modules of every phase's steps once, so workers start "
+        "from it with them loaded (forkserver start method only)")
 
 
 class SlurmSettings(_Settings):
@@ -220,8 +230,31 @@ def _console_sink(level: str | None) -> None:
         logger.add(sys.stderr, level=level, format=_LOG_FORMAT, colorize=None)
 
 
+def release_memory() -> None:
+    """Hand freed heap memory back to the system: glibc keeps the pages of freed objects (big pages'
+    parse trees, flushed row buffers) mapped, so a task's resident memory only ever grows; trimming
+    keeps it near what is live. pyarrow's pool is released too. Best effort (no glibc: nothing)."""
+    global _LIBC
+    try:
+        import sys as _sys
+
+        if "pyarrow" in _sys.modules:
+            _sys.modules["pyarrow"].default_memory_pool().release_unused()
+        if _LIBC is None:
+            import ctypes
+
+            _LIBC = ctypes.CDLL("libc.so.6")
+        _LIBC.malloc_trim(0)
+    except (OSError, AttributeError):
+        _LIBC = False
+
+
+_LIBC = None
+
+
 class _ProgressTap:
-    """Counts documents (and text characters) that pass; rewrites progress/<rank>.json now and then."""
+    """Counts documents (and text characters) that pass; rewrites progress/<rank>.json now and then
+    (and then releases freed memory: `release_memory`)."""
 
     def __init__(self, logging_dir, rank: int):
         self.logging_dir, self.rank = logging_dir, rank
@@ -246,6 +279,7 @@ class _ProgressTap:
             chars += len(getattr(doc, "text", "") or "")
             if docs % 32 == 0 and time.monotonic() - last > 1.0:
                 self._write(docs, chars, False)
+                release_memory()
                 last = time.monotonic()
             yield doc
         self._write(docs, chars, True)
@@ -261,11 +295,110 @@ def _reader_prefix(pipeline: list) -> int:
     return n
 
 
+def folder_bytes(paths: Sequence[str]) -> int | None:
+    """Total size of the files under local folders; None when one is not a local path."""
+    total = 0
+    for p in paths:
+        if "://" in str(p):
+            return None
+        for dirpath, _dirs, files in os.walk(p):
+            for f in files:
+                try:
+                    total += os.stat(os.path.join(dirpath, f)).st_size
+                except OSError:
+                    pass
+    return total
+
+
+def step_modules(pipelines: Sequence[Sequence[Any]]) -> list[str]:
+    """The modules defining the steps of these pipelines (a forkserver preloads them), in first-use order."""
+    out: list[str] = []
+    for pipeline in pipelines:
+        for step in pipeline:
+            for obj in (step, getattr(step, "inner", None)):  # SourceGate wraps a step
+                mod = getattr(type(obj), "__module__", None) if obj is not None else None
+                if mod and mod != "builtins" and mod not in out:
+                    out.append(mod)
+    return out
+
+
+_PRELOADED: list[str] = []
+
+
+def preload_forkserver(modules: Sequence[str]) -> bool:
+    """Have multiprocess's forkserver import ``modules`` (besides ``__main__``) when it starts, so each
+    worker forked from it starts with them loaded instead of importing them again per worker and phase.
+    Only before the forkserver runs (the first pool of the process); returns whether it was set."""
+    from multiprocess import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    if server is None or getattr(server, "_forkserver_pid", None) is not None:
+        return False
+    wanted = ["__main__", *[m for m in modules if m != "__main__"]]
+    if wanted != _PRELOADED:
+        forkserver.set_forkserver_preload(wanted)
+        _PRELOADED[:] = wanted
+    return True
+
+
 class AssayLocalExecutor(LocalPipelineExecutor):
     """``LocalPipelineExecutor`` whose tasks log to their files only (terminal: ``console_level``),
-    write progress for the CLI, and leave Ctrl-C to the main process (which stops the pool)."""
+    write progress for the CLI, and leave Ctrl-C to the main process (which stops the pool).
+
+    ``inline_inputs`` / ``inline_max_bytes``: when the phase's input folders hold less than that many
+    bytes, its tasks run one after the other in this process (datatrove's ``workers=1`` path, without
+    its multiprocessing manager): for small inputs a worker pool costs more than the work."""
 
     console_level: str | None = None
+    inline_inputs: list[str] | None = None
+    inline_max_bytes: int = 0
+    ran_inline: bool = False
+
+    def _small_input(self) -> bool:
+        if not self.inline_inputs or self.inline_max_bytes <= 0:
+            return False
+        size = folder_bytes(self.inline_inputs)
+        return size is not None and size < self.inline_max_bytes
+
+    def run(self):
+        if self.workers != 1 and not self._small_input():
+            return super().run()
+        self.ran_inline = True
+        return self._run_inline()
+
+    def _run_inline(self):
+        """datatrove's ``workers == 1`` path (ranks in order, in this process), without the manager
+        process it starts for a pool's queue and counters."""
+        import gc
+        import queue
+        from copy import deepcopy
+
+        from datatrove.utils.stats import PipelineStats
+
+        self._launched = True
+        ranks = range(self.local_rank_offset, self.local_rank_offset + self.local_tasks)
+        if all(map(self.is_rank_completed, ranks)):
+            logger.info(f"Not doing anything as all {self.local_tasks} tasks have already been completed.")
+            return None
+        self.save_executor_as_json()
+        ranks_q: queue.Queue = queue.Queue()
+        ranks_q.put(0)
+        pipeline = self.pipeline
+        stats = []
+        try:
+            for rank in self.get_incomplete_ranks(ranks):
+                self.pipeline = deepcopy(pipeline)
+                stats.append(self._launch_run_for_rank(rank, ranks_q))
+                self.pipeline = None  # the rank's steps and what they hold
+                gc.collect()
+                release_memory()
+        finally:
+            self.pipeline = pipeline
+        merged = sum(stats, start=PipelineStats())
+        with self.logging_dir.open("stats.json", "wt") as statsfile:
+            merged.save_to_disk(statsfile)
+        logger.success(merged.get_repr(f"All {self.local_tasks} tasks"))
+        return merged
 
     def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1):
         import datatrove.executor.base as dt_base
@@ -309,13 +442,15 @@ def make_executor(
     name: str,
     settings: dict | BaseModel | None = None,
     skip_completed: bool = True,
+    inline_inputs: Sequence[str] | None = None,
 ) -> PipelineExecutor:
     """Build the datatrove executor for one phase.
 
     ``workers`` is the number of tasks running at the same time (local: worker processes; slurm:
     array throttle ``%N``; ray: concurrent Ray tasks); ``-1`` means as many as ``tasks``.
     ``depends`` is the executor of the previous phase (same kind). ``settings`` is validated with
-    the kind's settings model (unknown keys are rejected).
+    the kind's settings model (unknown keys are rejected). ``inline_inputs`` (local only): the phase's
+    input folders; below ``LocalSettings.inline_max_input_mb`` its tasks run in this process.
     """
     cfg = validate_settings(kind, settings)
     if tasks < 1:
@@ -339,6 +474,8 @@ def make_executor(
             randomize_start_duration=cfg.randomize_start_duration,
         )
         ex.console_level = TASK_CONSOLE_LEVEL
+        ex.inline_inputs = [str(p) for p in inline_inputs] if inline_inputs else None
+        ex.inline_max_bytes = int(cfg.inline_max_input_mb * 2**20)
     elif isinstance(cfg, SlurmSettings):
         if depends is not None and not isinstance(depends, AssaySlurmExecutor):
             raise TypeError(f"phase {name!r}: a slurm phase must depend on a slurm phase")
@@ -456,6 +593,9 @@ def run_phases(
         return _run_slurm(chain, wait=wait)
     if kind == "ray":
         return _run_ray(chain, on_phase)
+    cfg = getattr(chain[-1], "assay_settings", None)
+    if isinstance(cfg, LocalSettings) and cfg.preload and cfg.start_method == "forkserver":
+        preload_forkserver(step_modules([ex.pipeline for ex in chain]))
     return _run_sequential(chain, on_phase)
 
 

@@ -172,6 +172,7 @@ def _make_executors(recipe: Recipe, phases: list[Phase], run_dir: Path) -> list[
             depends=prev,
             name=f"assay-{recipe.name}-{ph.name}",
             settings=recipe.executor.settings,
+            inline_inputs=ph.inputs if ph.name != "signals" else None,
         )
         ex.assay_phase = ph.name  # errors name the phase as the run layout does (the job name keeps the prefix)
         executors.append(ex)

@@ -281,6 +281,18 @@ def _token_info(t: str) -> tuple[int, bool]:
     return info
 
 
+def _token_arrays(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(xxh64 hash, is identifier) of every token, as ``_token_info`` gives them; the tokens of a page
+    repeat, so each distinct token is looked up once and the arrays are filled by index."""
+    uniq = list(dict.fromkeys(tokens))
+    index = dict(zip(uniq, range(len(uniq))))
+    codes = np.fromiter(map(index.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    infos = [_token_info(t) for t in uniq]
+    h = np.fromiter((x[0] for x in infos), dtype=np.uint64, count=len(infos))
+    ident = np.fromiter((x[1] for x in infos), dtype=bool, count=len(infos))
+    return h[codes], ident[codes]
+
+
 _LINE_HYPHEN = re.compile(r"(\w)-[ \t]*\r?\n[ \t]*(?=\w)")
 
 
@@ -314,21 +326,20 @@ class _Prepared:
     __slots__ = ("h", "is_id", "prev", "n")
 
     def __init__(self, tokens: list[str], code: bool):
-        infos = [_token_info(t) for t in tokens]
         self.n = len(tokens)
-        self.h = np.fromiter((x[0] for x in infos), dtype=np.uint64, count=self.n)
+        self.h, ident = _token_arrays(tokens)
         self.is_id = None
         self.prev = None
         if code:
-            self.is_id = np.fromiter((x[1] for x in infos), dtype=bool, count=self.n)
+            self.is_id = ident
             prev = np.full(self.n, -(10**9), dtype=np.int64)
             last: dict[str, int] = {}
-            for i, t in enumerate(tokens):
-                if infos[i][1]:
-                    j = last.get(t)
-                    if j is not None:
-                        prev[i] = j
-                    last[t] = i
+            for i in np.flatnonzero(ident).tolist():
+                t = tokens[i]
+                j = last.get(t)
+                if j is not None:
+                    prev[i] = j
+                last[t] = i
             self.prev = prev
 
     def windows(self, n: int, chunk: int = 8192) -> np.ndarray:
@@ -354,6 +365,35 @@ class _Prepared:
         return out
 
 
+    def windows_by_length(self, lengths: Iterable[int]) -> Iterator[tuple[int, np.ndarray]]:
+        """``(k, self.windows(k))`` for each ``k`` of ``lengths`` (ascending), built incrementally: the
+        window hash is a weighted sum over positions, so the hashes of length ``k`` are those of length
+        ``k - 1`` plus one term each (``O(tokens)`` per length instead of ``O(tokens * k)``)."""
+        m = self.n
+        acc = None
+        k0 = 0
+        for k in sorted(lengths):
+            if k > m or k < 1:
+                continue
+            if acc is None:
+                acc, k0 = self.windows(k), k
+            while k0 < k:  # extend every window by its token at offset k0
+                acc = acc[:-1]
+                starts = np.arange(len(acc))
+                p = starts + k0
+                if self.is_id is None:
+                    vals = self.h[p]
+                else:
+                    pm = self.prev[p]
+                    d = np.clip(p - pm, 0, len(_DIST) - 1)
+                    idv = np.where(pm >= starts, _DIST[d], _NEW_ID)
+                    vals = np.where(self.is_id[p], idv, self.h[p])
+                with np.errstate(over="ignore"):
+                    acc = acc + vals * _COEF[k0]
+                k0 += 1
+            yield k, acc
+
+
 def _window_hashes_text(tokens: list[str], n: int) -> np.ndarray:
     return _Prepared(tokens, code=False).windows(n)
 
@@ -363,6 +403,22 @@ def _window_hashes_code(tokens: list[str], n: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------------ index
+_BITMAP_BITS = 23  # short-item prefilter: 2**23 bits (1 MiB) per mode
+_BITMAP_SHIFT = np.uint64(64 - _BITMAP_BITS)
+_MAIN_BITMAP_BITS = 25  # n-gram prefilter: 2**25 bits (4 MiB) per mode (about 5% false candidates at 1.8M n-grams)
+_MAIN_BITMAP_SHIFT = np.uint64(64 - _MAIN_BITMAP_BITS)
+
+
+def _set_bits(bitmap: np.ndarray, hashes: np.ndarray, shift: np.uint64) -> None:
+    top = hashes >> shift  # (ufunc.at on the raw values: np.unique of 2M values costs far more)
+    np.bitwise_or.at(bitmap, (top >> np.uint64(3)).astype(np.int64), np.uint8(1) << (top & np.uint64(7)).astype(np.uint8))
+
+
+def _in_bitmap(hashes: np.ndarray, bitmap: np.ndarray, shift: np.uint64) -> np.ndarray:
+    """The hashes whose top bits are set in ``bitmap`` (a superset of those in the set it was built from)."""
+    top = hashes >> shift
+    return hashes[(bitmap[top >> np.uint64(3)] >> (top & np.uint64(7)).astype(np.uint8)) & 1 == 1]
+
 @dataclass
 class _ModeIndex:
     hashes: np.ndarray  # sorted uint64
@@ -431,7 +487,8 @@ class EvalIndex:
             idx = self.modes[mode]
             prep = _Prepared(toks, code=(mode == "code"))
             if len(idx.hashes) and len(toks) >= n:
-                dh = np.unique(prep.windows(n))
+                # windows whose hash can be in the index (bitmap of its top bits); no other can match
+                dh = np.unique(_in_bitmap(prep.windows(n), self._main_bitmap(mode), _MAIN_BITMAP_SHIFT))
                 left = np.searchsorted(idx.hashes, dh, "left")
                 right = np.searchsorted(idx.hashes, dh, "right")
                 cnt = right - left
@@ -451,16 +508,52 @@ class EvalIndex:
                 continue
             if mode == "text":
                 prep = _Prepared(short_tokens(text), code=False)
-            for k, (keys, owners_k) in self._short_arrays[mode].items():
-                if prep.n < k:
+            tables, bitmap = self._short_lookup(mode)
+            for k, win in prep.windows_by_length(tables):
+                keys, first, owners_k = tables[k]
+                # a window equal to a whole short item: the bitmap of every key's top bits leaves few
+                # candidates, then a binary search in the sorted keys of this length
+                cand = _in_bitmap(win, bitmap, _BITMAP_SHIFT)
+                if not len(cand):
                     continue
-                found = np.isin(keys, prep.windows(k))
-                if found.any():
-                    best = (1.0, int(owners_k[np.argmax(found)]), mode)
+                pos = np.minimum(np.searchsorted(keys, cand), len(keys) - 1)
+                found = pos[keys[pos] == cand]
+                if len(found):  # the item listed first among those found (as a scan of the table would)
+                    best = (1.0, int(owners_k[first[found].min()]), mode)
                     break
             if best[0] >= 1.0:
                 break
         return best
+
+    def _short_lookup(self, mode: str) -> tuple[dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
+        """Per item length: (sorted whole-item hashes, each one's position in the table, owners by
+        table position); and a bitmap of the top ``_BITMAP_BITS`` bits of every key of the mode.
+        Derived once per process from ``_short_arrays`` (cached indexes stay valid)."""
+        cache = self.__dict__.setdefault("_short_sorted", {})
+        if mode not in cache:
+            out = {}
+            bitmap = np.zeros(1 << (_BITMAP_BITS - 3), dtype=np.uint8)
+            for k, (keys, owners_k) in self._short_arrays[mode].items():
+                order = np.argsort(keys, kind="stable")
+                out[k] = (keys[order], order, owners_k)
+                _set_bits(bitmap, keys, _BITMAP_SHIFT)
+            cache[mode] = (out, bitmap)
+        return cache[mode]
+
+    def _main_bitmap(self, mode: str) -> np.ndarray:
+        """Bitmap of the top ``_MAIN_BITMAP_BITS`` bits of the mode's n-gram hashes (built once per process)."""
+        cache = self.__dict__.setdefault("_short_sorted", {})
+        key = ("main", mode)
+        if key not in cache:
+            bitmap = np.zeros(1 << (_MAIN_BITMAP_BITS - 3), dtype=np.uint8)
+            _set_bits(bitmap, self.modes[mode].hashes, _MAIN_BITMAP_SHIFT)
+            cache[key] = bitmap
+        return cache[key]
+
+    def __getstate__(self):
+        st = self.__dict__.copy()
+        st.pop("_short_sorted", None)  # derived; not part of the cached index
+        return st
 
 
 def build_index(eval_sets: list[str], *, missing: str = "error", **kw) -> EvalIndex:

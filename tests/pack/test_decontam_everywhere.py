@@ -132,3 +132,49 @@ def test_missing_eval_sets_are_skipped_not_fatal(tmp_path):
         _ = Decontamination([str(tmp_path / "nowhere")]).index
     with pytest.raises(ValueError):
         Decontamination([], missing="maybe")
+
+
+def test_incremental_window_hashes_equal_direct_ones():
+    """The short-item lookup extends window hashes one token at a time: same values as computing
+    each length directly, in text mode and in code mode (identifier back-references)."""
+    import numpy as np
+
+    from assay.stages.signals.decontam import _Prepared, code_tokens, short_tokens
+
+    code = "def f(a, b):\n    c = a + b\n    return min(c, a) if a else max(b, c)\n" * 3
+    for prep in (_Prepared(short_tokens("The quick brown fox, jumps over the lazy dog! " * 5), code=False),
+                 _Prepared(code_tokens(code), code=True)):
+        got = dict(prep.windows_by_length([30, 6, 7, 16, 25, 10_000]))
+        assert sorted(got) == [6, 7, 16, 25, 30]
+        for k, w in got.items():
+            assert np.array_equal(w, prep.windows(k)), k
+
+
+def test_short_items_found_anywhere_in_a_long_page():
+    """A whole short eval item inside a long page is found (the sorted-key lookup), and the same page
+    without it is not."""
+    from assay.stages.signals.decontam import EvalIndex, EvalItem
+
+    items = [EvalItem("b", "i1", "text", "What is the capital city of France today?"),
+             EvalItem("b", "i2", "text", "Name the largest planet in our solar system.")]
+    idx = EvalIndex(items)
+    filler = "Lorem words about gardens and rivers follow here. " * 400
+    cov, item, _mode = idx.best_match(filler + " name the largest planet in our solar system. " + filler)
+    assert cov == 1.0 and item == 1
+    assert idx.best_match(filler)[0] < 1.0
+
+
+def test_bitmap_prefilter_never_drops_a_member():
+    """The n-gram and short-item prefilters keep every hash of the set they were built from and
+    drop most others (a bitmap of top bits: no false negatives)."""
+    import numpy as np
+
+    from assay.stages.signals.decontam import _MAIN_BITMAP_BITS, _MAIN_BITMAP_SHIFT, _in_bitmap, _set_bits
+
+    rng = np.random.default_rng(7)
+    members = rng.integers(0, 2**63, size=200_000, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+    others = rng.integers(0, 2**63, size=200_000, dtype=np.int64).astype(np.uint64) * np.uint64(2)
+    bitmap = np.zeros(1 << (_MAIN_BITMAP_BITS - 3), dtype=np.uint8)
+    _set_bits(bitmap, members, _MAIN_BITMAP_SHIFT)
+    assert np.array_equal(_in_bitmap(members, bitmap, _MAIN_BITMAP_SHIFT), members)
+    assert len(_in_bitmap(others, bitmap, _MAIN_BITMAP_SHIFT)) < 0.02 * len(others)

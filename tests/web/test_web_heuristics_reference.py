@@ -148,14 +148,14 @@ def test_table_heavy_page_kept(doc_packages):
 def test_code_listing_exempt_from_prose_floors(doc_packages):
     """A source listing (Sphinx ``_modules`` page): 99% code, the prose is the navigation around it.
     Its language score is below the floor and its prose has short lines; the code-share exemption
-    (``unless web__code_char_frac >= 0.25``) keeps it."""
+    (``unless web__code_share >= 0.25``) keeps it."""
     m = _signals(doc_packages["python-django-doc"]
                  / "usr/share/doc/python-django-doc/html/_modules/django/utils/text.html")
     assert m["web__code_char_frac"] > 0.9
     assert m["lang__score_margin"] < 0  # the language floor alone would drop it
     assert decide(m, {"rules": default_web_rules()}).reason is None
     # and the exemption is only for code-dense pages
-    m2 = dict(m, web__code_char_frac=0.1)
+    m2 = dict(m, web__code_share=0.1)
     assert decide(m2, {"rules": default_web_rules()}).reason in {"web_lang_score", "web_short_lines",
                                                                  "web_alpha_words", "web_line_punct",
                                                                  "web_list_ratio"}
@@ -164,10 +164,96 @@ def test_code_listing_exempt_from_prose_floors(doc_packages):
 def test_unless_exempts_code_listings_only():
     """``unless`` in a rule: the language floor and the prose-shape rules do not apply to code listings."""
     rules = [r for r in default_web_rules() if r["name"] == "lang_score"]
-    assert rules and rules[0]["unless"]["signal"] == "web__code_char_frac"
+    assert rules and rules[0]["unless"]["signal"] == "web__code_share"
     spec = {"rules": rules}
     low = {"source": "web", "lang__score_margin": -0.3}
-    assert decide(dict(low, web__code_char_frac=0.9), spec).reason is None
-    assert decide(dict(low, web__code_char_frac=0.1), spec).reason == "web_lang_score"
+    assert decide(dict(low, web__code_share=0.9), spec).reason is None
+    assert decide(dict(low, web__code_share=0.1), spec).reason == "web_lang_score"
     assert decide(low, spec).reason == "web_lang_score"  # no code share stored: the rule applies
-    assert decide(dict(low, lang__score_margin=0.2, web__code_char_frac=0.1), spec).reason is None
+    assert decide(dict(low, lang__score_margin=0.2, web__code_share=0.1), spec).reason is None
+
+
+# ------------------------------------------------------------------------------ code share
+def test_code_share_counts_blocks_and_inline_code():
+    text = ("Use `fs.readFile(path)` to read and `fs.writeFile(path, data)` to write a file.\n\n"
+            "```js\nconst fs = require('fs');\n```\n\nPlain closing sentence of the page.")
+    s = web_heuristic_signals(text)
+    blocks = len("```js\nconst fs = require('fs');\n```")
+    inline = len("`fs.readFile(path)`") + len("`fs.writeFile(path, data)`")
+    assert s["web__code_char_frac"] == round(blocks / len(text), 6)
+    assert s["web__code_share"] == round((blocks + inline) / len(text), 6)
+    assert web_heuristic_signals("A page of prose only. It has no code at all.")["web__code_share"] == 0.0
+
+
+def _recipe_rules() -> list[dict]:
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    return yaml.safe_load((root / "pipeline/recipes/default.yaml").read_text())["decisions"]["rules"]
+
+
+def test_char_dup_threshold_depends_on_code_share():
+    spec = {"rules": default_web_rules()}
+    m = {"source": "web", "ref__fineweb__char_dup_ratio": 0.013}
+    assert decide(dict(m, web__code_share=0.0), spec).reason == "web_char_dup"  # prose: FineWeb's 0.01
+    assert decide(dict(m, web__code_share=0.15), spec).reason is None  # with code: 0.02
+    assert decide(dict(m, web__code_share=0.15, ref__fineweb__char_dup_ratio=0.05), spec).reason == "web_char_dup_code"
+
+
+def test_quality_floor_does_not_judge_code_pages():
+    """The default recipe's web quality floor (a prose-trained order) does not apply to pages whose
+    code share (blocks + inline code) is at least 0.05; on prose pages it still does."""
+    rules = [r for r in _recipe_rules() if r["name"] == "web_quality_floor"]
+    assert rules and rules[0]["unless"] == {"signal": "web__code_share", "op": ">=", "value": 0.05}
+    spec = {"rules": rules}
+    low = {"source": "web", "quality__web_pct": 0.001}
+    assert decide(dict(low, web__code_share=0.2), spec).reason is None
+    assert decide(dict(low, web__code_share=0.01), spec).reason == "web_web_quality_floor"
+    assert decide(dict(low, quality__web_pct=0.5, web__code_share=0.01), spec).reason is None
+
+
+def test_recipe_web_rules_match_the_web_family_rules():
+    """pipeline/recipes/default.yaml carries stages/web/default_rules.yaml's rules unchanged."""
+    by_name = {r["name"]: r for r in _recipe_rules()}
+    for r in default_web_rules():
+        assert by_name.get(r["name"]) == r, r["name"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["fs.html", "http2.html", "cli.html"])
+def test_api_pages_with_sync_and_async_variants_kept(doc_packages, page):
+    """Node's fs/http2/cli references describe each function in its sync, callback and promise
+    variants (or each option for the CLI and the environment), so some sentences repeat by design:
+    FineWeb's character duplication over 0.01 on the reference-aware prose. With their code share the
+    threshold is 0.02, and the page is kept."""
+    m = _signals(doc_packages["nodejs-doc"] / "usr/share/doc/nodejs/api" / page)
+    assert 0.01 < m["ref__fineweb__char_dup_ratio"] <= 0.02
+    assert m["web__code_share"] >= 0.05
+    assert decide(m, {"rules": default_web_rules()}).reason is None
+    assert decide(dict(m, web__code_share=0.0), {"rules": default_web_rules()}).reason == "web_char_dup"
+
+
+@pytest.fixture(scope="module")
+def rust_doc():
+    if shutil.which("apt-get") is None or shutil.which("dpkg") is None:
+        pytest.skip("apt-get/dpkg not available: Debian documentation packages cannot be fetched")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import _e2e_corpus
+
+    got = _e2e_corpus.fetch_doc_packages(packages=("rust-doc",), log=lambda *a: None)
+    if "rust-doc" not in got:
+        pytest.skip("rust-doc could not be fetched with apt-get download")
+    return got["rust-doc"] / "usr/share/doc/rust-doc/html"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["core/arch/x86_64/constant._MM_PERM_DDDA.html",
+                                  "core/arch/aarch64/fn.vshlq_n_u8.html"])
+def test_short_api_entries_kept(rust_doc, page):
+    """One intrinsic or constant per page: a signature, a sentence, a link: 20 to 50 words, most of
+    them code. The word floor is 50 on prose pages and 20 on code-dense ones (code share >= 0.25)."""
+    m = _signals(rust_doc / page)
+    assert 20 <= m["gopher__n_words"] < 50 and m["web__code_share"] >= 0.25
+    assert decide(m, {"rules": default_web_rules()}).reason is None
+    assert decide(dict(m, web__code_share=0.1), {"rules": default_web_rules()}).reason == "web_min_words"
+    assert decide(dict(m, gopher__n_words=12), {"rules": default_web_rules()}).reason == "web_min_words_code"

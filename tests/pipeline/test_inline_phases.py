@@ -1,0 +1,123 @@
+"""Light phases in this process: a local phase whose run-local input is small runs its tasks one after
+the other in the calling process (no worker pool, no multiprocessing manager), with the same tasks,
+completion markers, stats and outputs; a run gives the same shards either way; the forkserver preloads
+the modules of the run's steps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from datatrove.pipeline.readers import JsonlReader
+from datatrove.pipeline.writers import JsonlWriter
+
+from assay.pipeline.executors import AssayLocalExecutor, folder_bytes, make_executor, run_phases, step_modules
+
+
+def _inputs(folder: Path, n_files: int = 4, per_file: int = 5) -> Path:
+    import gzip
+
+    folder.mkdir(parents=True)
+    for f in range(n_files):
+        with gzip.open(folder / f"{f}.jsonl.gz", "wt") as fh:
+            for i in range(per_file):
+                fh.write(json.dumps({"id": f"{f}-{i}", "text": f"document {f} {i} " * 5}) + "\n")
+    return folder
+
+
+def _phase(tmp: Path, inputs: Path, name: str, *, max_mb: float, workers: int = 2):
+    return make_executor(
+        "local", [JsonlReader(str(inputs)), JsonlWriter(str(tmp / name / "out"), output_filename="${rank}.jsonl.gz")],
+        tasks=4, workers=workers, logging_dir=str(tmp / name / "logs"), name=name,
+        settings={"inline_max_input_mb": max_mb}, inline_inputs=[str(inputs)],
+    )
+
+
+def _texts(folder: Path) -> list[str]:
+    import gzip
+
+    out = []
+    for p in sorted(folder.glob("*.jsonl.gz")):
+        with gzip.open(p, "rt") as fh:
+            out += [json.loads(line)["text"] for line in fh]
+    return out
+
+
+def test_small_input_runs_in_process_with_the_same_outputs(tmp_path):
+    inputs = _inputs(tmp_path / "in")
+    assert 0 < folder_bytes([str(inputs)]) < 2**20
+    inline = _phase(tmp_path, inputs, "inline", max_mb=1)
+    pool = _phase(tmp_path, inputs, "pool", max_mb=0)
+    assert isinstance(inline, AssayLocalExecutor)
+    run_phases([inline])
+    run_phases([pool])
+    assert inline.ran_inline and not pool.ran_inline
+    assert sorted(_texts(tmp_path / "inline" / "out")) == sorted(_texts(tmp_path / "pool" / "out"))
+    assert len(_texts(tmp_path / "inline" / "out")) == 20
+    for name in ("inline", "pool"):
+        logs = tmp_path / name / "logs"
+        assert sorted(p.name for p in (logs / "completions").iterdir()) == [f"{r:05d}" for r in range(4)]
+        assert json.loads((logs / "stats.json").read_text())
+
+
+def test_input_above_the_limit_uses_the_pool(tmp_path):
+    inputs = _inputs(tmp_path / "in")
+    ex = _phase(tmp_path, inputs, "big", max_mb=folder_bytes([str(inputs)]) / 2**20 / 2)
+    run_phases([ex])
+    assert not ex.ran_inline
+    assert len(_texts(tmp_path / "big" / "out")) == 20
+
+
+def test_inline_phase_resumes_only_missing_tasks(tmp_path):
+    inputs = _inputs(tmp_path / "in")
+    ex = _phase(tmp_path, inputs, "p", max_mb=1)
+    run_phases([ex])
+    logs, out = tmp_path / "p" / "logs", tmp_path / "p" / "out"
+    kept = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    (logs / "completions" / "00002").unlink()
+    (out / "00002.jsonl.gz").unlink()
+    again = _phase(tmp_path, inputs, "p", max_mb=1)
+    assert again.get_incomplete_ranks() == [2]
+    run_phases([again])
+    assert again.ran_inline and again.get_incomplete_ranks() == []
+    for name, mtime in kept.items():
+        if name != "00002.jsonl.gz":
+            assert (out / name).stat().st_mtime_ns == mtime  # finished tasks untouched
+    assert len(_texts(out)) == 20
+
+
+def test_step_modules_include_gated_steps():
+    from assay.stages.common.gate import SourceGate
+    from assay.stages.web.heuristics import WebHeuristicSignals
+
+    mods = step_modules([[JsonlReader("/nonexistent"), SourceGate(WebHeuristicSignals(), "web"), lambda d, r, w: d]])
+    assert "datatrove.pipeline.readers.jsonl" in mods
+    assert "assay.stages.web.heuristics" in mods and "assay.stages.common.gate" in mods
+    assert "builtins" not in mods
+
+
+@pytest.mark.slow
+def test_run_gives_the_same_shards_with_and_without_in_process_phases(tmp_path):
+    """The default recipe on the embedded web sample: every phase in a pool vs the light phases in
+    process: the same documents and texts in the same shards, the same exclusions."""
+    from assay.pipeline.recipe import load_recipe
+    from assay.pipeline.runner import run_recipe
+
+    def run(out: Path, mb: float):
+        rec = load_recipe(None, [f"executor.settings.inline_max_input_mb={mb}"])
+        data = rec.to_dict()
+        data["sources"] = [s for s in data["sources"] if s["name"] == "web"]
+        rec = type(rec).model_validate(data)
+        run_recipe(rec, out)
+        rows = {}
+        for sub in ("output", "excluded"):
+            for p in sorted((out / sub).rglob("*.parquet")):
+                t = pq.read_table(p, columns=["id", "text"]).to_pylist()
+                rows[str(p.relative_to(out))] = sorted((r["id"], r["text"]) for r in t)
+        return rows
+
+    pooled = run(tmp_path / "pool", 0)
+    inline = run(tmp_path / "inline", 8)
+    assert pooled and pooled == inline
