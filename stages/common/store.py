@@ -215,10 +215,14 @@ class SignalStoreWriter(PipelineStep):
     name = "signal store writer"
     type = "💾 - STORE"
 
-    def __init__(self, output_folder: str, *, rows_per_part: int = 2000, schema: Mapping[str, str] | None = None):
+    def __init__(self, output_folder: str, *, rows_per_part: int = 2000, text_bytes_per_part: int = 16 << 20,
+                 schema: Mapping[str, str] | None = None):
         super().__init__()
         self.output_folder = str(output_folder)
         self.rows_per_part = rows_per_part
+        # a part also closes once its texts reach this many characters, so a few huge pages (a
+        # single-page API manual) never hold thousands of rows of text in a worker's memory
+        self.text_bytes_per_part = text_bytes_per_part
         self.schema = None if schema is None else full_schema(schema)
 
     def _flush(self, rows: list[dict], rank: int, part: int) -> None:
@@ -256,14 +260,15 @@ class SignalStoreWriter(PipelineStep):
             old.unlink()
         self._write_schema()
         rows: list[dict] = []
-        part = 0
+        part = text_chars = 0
         for doc in data or ():
             rows.append(document_to_row(doc))
+            text_chars += len(doc.text or "")
             self.stat_update("documents_stored")
-            if len(rows) >= self.rows_per_part:
+            if len(rows) >= self.rows_per_part or text_chars >= self.text_bytes_per_part:
                 with self.track_time("batch"):
                     self._flush(rows, rank, part)
-                rows, part = [], part + 1
+                rows, part, text_chars = [], part + 1, 0
             yield doc
         with self.track_time("batch"):
             self._flush(rows, rank, part)

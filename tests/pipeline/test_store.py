@@ -27,6 +27,17 @@ def test_store_roundtrip_and_rerun_is_idempotent(tmp_path):
     assert df.height == 25 and df["sig__v"].sum() == sum(range(25))
 
 
+def test_store_parts_close_at_a_text_size_cap(tmp_path):
+    """A few huge pages never pile up in one part: a part closes at the text cap as well as the row cap."""
+    docs = [Document(text=("x" * 400 if i % 3 == 0 else "short"), id=f"d{i}", metadata={"source": "web"})
+            for i in range(12)]
+    list(SignalStoreWriter(str(tmp_path), rows_per_part=1000, text_bytes_per_part=1000).run(iter(docs), rank=0))
+    parts = list_parts(tmp_path)
+    assert len(parts) == 2  # 400+5+5+400+5+5+400 = 1220 closes the first part at the 7th doc
+    df = read_signals(tmp_path)
+    assert sorted(df["id"].to_list()) == sorted(d.id for d in docs)
+
+
 class Upper:
     name = "upper"
     type = "T"
