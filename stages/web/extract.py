@@ -860,7 +860,17 @@ class _Rewriter:
                 continue
             if txt.strip() and el.query_selector("pre, math, article, main, h1") is not None:
                 continue  # a text-less block holds no code, formula or headline worth keeping
+            if 15 <= len(txt) <= 300 and _is_section_heading(el, txt):
+                continue
             el.decompose()
+
+
+def _is_section_heading(el, txt: str) -> bool:
+    """A block that is one link-free heading (``<div class="content header"><h2>Wondering what's so special
+    about it?</h2></div>``): a section heading of the story, not a page header or widget title."""
+    h = el if (el.tag or "").lower() in ("h2", "h3", "h4") else el.query_selector("h2, h3, h4")
+    return (h is not None and el.query_selector("a, ul, ol, nav, form, img, button") is None
+            and _norm_ws(h.text or "") == _norm_ws(txt))
 
 
 # whole lines that are page chrome in any context (issue 17's snippets among them); only exact lines go
@@ -1267,6 +1277,26 @@ def _body_selector(rw: "_Rewriter") -> str | None:
     return ", ".join(sel) if sel else None
 
 
+# the main-content pass sometimes drops an inline element inside a paragraph (a dash in <strong>, a linked
+# word: "growth<strong>—</strong>a" -> "growtha"), so a long line also counts as inside the body when its
+# first and last characters are found there, in order and about the line's length apart
+_BODY_MATCH_ENDS = 40
+
+
+def _find_ends(body_text: str, key: str, pos: int) -> int:
+    """Where ``key`` starts in ``body_text`` allowing small losses inside it: its first and last
+    ``_BODY_MATCH_ENDS`` characters in order, spanning the line's length within 10% (+20); -1 if not."""
+    head, tail = key[:_BODY_MATCH_ENDS], key[-_BODY_MATCH_ENDS:]
+    for start in (pos, 0):
+        at = body_text.find(head, start)
+        while at >= 0:
+            end = body_text.find(tail, at + len(head))
+            if end >= 0 and abs(end + len(tail) - at - len(key)) <= 0.1 * len(key) + 20:
+                return at
+            at = body_text.find(head, at + 1)
+    return -1
+
+
 def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> str:
     """When the page marks its article body (``_ARTICLE_BODY_CLASSES``/``_IDS``, ``itemprop=articleBody``)
     and that element holds most of the extracted prose, drop the extracted lines that lie outside it
@@ -1296,6 +1326,8 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
             at = body_text.find(key, pos)
             if at < 0:
                 at = body_text.find(key)
+            if at < 0 and len(key) >= 2 * _BODY_MATCH_ENDS:
+                at = _find_ends(body_text, key, pos)
             if at >= 0:
                 ok, pos = True, at
         inside.append(ok)
