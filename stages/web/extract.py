@@ -503,6 +503,7 @@ class _Rewriter:
         self._walked: tuple | None = None
         self._math_found: set[str] | None = None
         self._title: str | None = None
+        self._title_in_article = False
         self._body = False  # not looked up yet
         self.body_elements: list = []  # every marked article-body element
         self.attr_values = _attr_values(html) if html else (set(), set())
@@ -539,7 +540,17 @@ class _Rewriter:
             doc = self.tree.document
             h1 = doc.query_selector("h1") if doc is not None else None
             self._title = _norm_ws(h1.text or "") if h1 is not None else ""
+            art = h1.closest("article") if h1 is not None else None
+            # the story's own <article> (a teaser card or news ticker is an <article> too, without the story)
+            art_text = (art.text or "") if art is not None else ""
+            self._title_in_article = len(art_text) >= 800 and _sentence_breaks(art_text) >= 5
         return self._title
+
+    def article_title(self) -> str:
+        """``title()`` when that ``<h1>`` sits inside an ``<article>`` element that holds a story (800+
+        characters, 5+ sentences): the story's own headline, not a site name, section banner or teaser."""
+        t = self.title()
+        return t if self._title_in_article else ""
 
     def math_markup(self) -> set[str]:
         """``_math_markup`` of the page source (cached)."""
@@ -1109,6 +1120,7 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
         else:
             out = _restrict_to_article_body(rw, out, prose_main)
         out = _trim_before_title(_cut_teaser_tail(out), rw.title())
+        out = _restore_article_title(out, rw.article_title())
     _check_deadline(deadline)
     return out, rw
 
@@ -1215,6 +1227,15 @@ def _drop_galleries(lines: list[str]) -> list[str]:
     if not drop:
         return lines
     return [ln for i, ln in enumerate(lines) if i not in drop or _PH_OPEN in ln]
+
+
+def _restore_article_title(text: str, title: str) -> str:
+    """Put the story's headline (an ``<h1>`` inside ``<article>``) first when the main-content pass lost it
+    (it keeps the headline on most pages and drops it on some, e.g. when it sits in the article's
+    ``<header>`` beside the byline)."""
+    if not title or not text.strip() or title in {_norm_ws(ln) for ln in text.split("\n")}:
+        return text
+    return title + "\n\n" + text
 
 
 def _trim_before_title(text: str, title: str) -> str:

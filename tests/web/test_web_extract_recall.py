@@ -61,3 +61,43 @@ def test_section_headings_kept_real_page(shared_data):
     text = extract_html(page.html)
     assert "Wondering what's so special about it?" in text
     assert "And remember the \"Burger Khalifa\"" in text
+
+
+# -- the story's headline ----------------------------------------------------------------------------
+def test_restore_article_title():
+    from assay.stages.web.extract import _restore_article_title
+
+    body = "First paragraph of the story.\n\nSecond paragraph."
+    assert _restore_article_title(body, "The headline") == "The headline\n\n" + body
+    kept = "The  headline\n\n" + body  # already there (as a line, whitespace aside): not added twice
+    assert _restore_article_title(kept, "The headline") == kept
+    # a title that only occurs inside a sentence is still added as its own line
+    inside = "The headline of the day is long.\n\n" + body
+    assert _restore_article_title(inside, "The headline").startswith("The headline\n\n")
+    assert _restore_article_title(body, "") == body and _restore_article_title("", "T") == ""
+
+
+def test_headline_of_teaser_article_not_the_story_title():
+    # the page's first <h1> sits in a teaser card (an <article> without the story): not the headline
+    from resiliparse.parse.html import HTMLTree
+
+    from assay.stages.web.extract import _Rewriter
+
+    teaser = ("<article class='ticker'><h1>Cyclone downgraded, residents warned</h1><a href=/c>more</a>"
+              "</article>")
+    html = f"<html><body>{teaser}<div class='story'>{STORY}</div></body></html>"
+    rw = _Rewriter(HTMLTree.parse(html), html)
+    assert rw.title() == "Cyclone downgraded, residents warned" and rw.article_title() == ""
+    story = STORY.replace(" in some detail, with", " in some detail. It has")  # sentences inside paragraphs
+    html = f"<html><body><article><h1>The story</h1>{story}</article></body></html>"
+    assert _Rewriter(HTMLTree.parse(html), html).article_title() == "The story"
+
+
+def test_headline_restored_real_page(shared_data):
+    # theatlantic (ir_chaos train): the main-content pass drops the <h1>, which the gold text opens with
+    from _web_data import token_prf
+
+    page = _page("trump_2", "ir_chaos", shared_data)
+    text = extract_html(page.html)
+    assert text.startswith("The Stock Market’s Biggest Decline Since Trump’s Election")
+    assert token_prf(text, page.gold)[2] > 0.98
