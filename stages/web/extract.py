@@ -33,6 +33,7 @@ technical content back:
   4. whole lines that are chrome anywhere (``_CHROME_LINES``: "Skip to main content", "Back to top",
      "Rezept drucken", "Diese Seite teilen", gallery counters "3/31", "Image 1 of 3", number-only lines),
      date-only metadata lines ("Published November 20th, 2019 - 07:50 GMT") and repeated short lines
+     (unless the page repeats 8+ distinct lines: a template such as a meal plan, whose repeats are content)
      are dropped;
   5. photo-gallery runs (item counters "1/31", "2/31", ... with their captions) and, once the story has
      ended (80% of the page's prose above it), everything after a teaser heading ("You might also like",
@@ -951,8 +952,11 @@ def _restore(text: str, rw: _Rewriter) -> str:
     has_ph = _PH_OPEN in text
     if has_ph:
         text = _PH_RE.sub(sub_block, text)
-    # drop repeated short lines (image captions, teaser copies); code is in placeholders
+    # drop repeated short lines (image captions, teaser copies; not on template pages that repeat many
+    # distinct lines, ``_TEMPLATE_MIN_REPEATED``); code is in placeholders
     seen: set[str] = set()
+    repeats: list[int] = []  # positions in ``kept`` of repeated lines
+    repeated: set[str] = set()
     kept = []
     for line in text.split("\n"):
         key = line.strip()
@@ -966,9 +970,13 @@ def _restore(text: str, rw: _Rewriter) -> str:
                 continue
             if n >= 20:
                 if key in seen:
-                    continue
+                    repeats.append(len(kept))
+                    repeated.add(key)
                 seen.add(key)
         kept.append(line.rstrip(" \t"))  # trailing blanks go (what a [ \t]+\n pass would do)
+    if repeats and len(repeated) < _TEMPLATE_MIN_REPEATED:
+        drop = set(repeats)
+        kept = [ln for i, ln in enumerate(kept) if i not in drop]
     text = "\n".join(kept)
     if has_ph:
         text = _PH_INDENT_RE.sub("\n", text)
@@ -978,6 +986,10 @@ def _restore(text: str, rw: _Rewriter) -> str:
     return text.strip()
 
 
+# a page whose text repeats this many distinct lines follows a template (a meal plan's "Portion Fix
+# Containers: 1 Green, 1 Red", a timetable, recipe cards): its repeats are content, kept. Boilerplate repeats a
+# few lines (a headline, "World news in pictures"): at most 4 distinct ones on any train/dev page.
+_TEMPLATE_MIN_REPEATED = 8
 _PH_INDENT_RE = re.compile(r"\n[ \t]*(?=" + _PH_OPEN + ")")
 _BLANK_RUN_RE = re.compile(r"\n{3,}")
 
