@@ -1131,7 +1131,7 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
                 out = span
         else:
             out = _restrict_to_article_body(rw, out, prose_main)
-        out = _trim_before_title(_cut_teaser_tail(out), rw.title())
+        out = _trim_before_title(_drop_tail_calls_to_action(_cut_teaser_tail(out)), rw.title())
         out = _restore_article_title(out, rw.article_title())
     _check_deadline(deadline)
     return out, rw
@@ -1281,6 +1281,49 @@ def _cut_teaser_tail(text: str) -> str:
                 if sum(prose[:i]) >= _TEASER_MIN_PROSE_BEFORE * total:
                     return "\n".join(lines[:i] + [x for x in lines[i + 1:] if _PH_OPEN in x])
     return text if lines is split else "\n".join(lines)
+
+
+# calls to action and site notices that follow a story ("Sign up now for the ... newsletter", "Follow us
+# on Twitter", affiliate and market-data disclaimers, "We pay for your stories!"); an author's own contact
+# line ("Follow him on Twitter ...") is gold text on some pages and not on others, so it stays
+_CTA_RE = re.compile(
+    r"(?i:\b(?:sign(?:ing)? up (?:now|here|today)|subscribe (?:now|here|today|to (?:our|the) )|newsletter|"
+    r"like us on|follow us\b|download (?:the|our) .{0,30}\bapp\b|we pay for your stories|"
+    r"may (?:receive|earn) (?:a )?(?:compensation|commission)|affiliate (?:links?|commission)|links to online "
+    r"retail|quotes (?:are )?delayed|all rights reserved|terms of (?:use|service)|privacy policy|click here))")
+_CTA_MAX_LINE = 800
+
+
+def _drop_tail_calls_to_action(text: str) -> str:
+    """Drop lines (up to ``_CTA_MAX_LINE`` characters) holding a call to action or site notice
+    (``_CTA_RE``) once the story has ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies
+    above the line. One regex scan of the page; lines are looked at only when it finds something."""
+    hits = [m.start() for m in _CTA_RE.finditer(text)]
+    if not hits:
+        return text
+    lines = text.split("\n")
+    starts, pos = [], 0
+    for ln in lines:
+        starts.append(pos)
+        pos += len(ln) + 1
+    import bisect
+
+    cand = sorted({bisect.bisect_right(starts, h) - 1 for h in hits})
+    prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
+    total = sum(prose)
+    if total < 300:
+        return text
+    drop = set()
+    before = 0
+    last = 0
+    for i in cand:
+        before += sum(prose[last:i])
+        last = i
+        if len(lines[i]) <= _CTA_MAX_LINE and _PH_OPEN not in lines[i] and before >= _TEASER_MIN_PROSE_BEFORE * total:
+            drop.add(i)
+    if not drop:
+        return text
+    return "\n".join(ln for i, ln in enumerate(lines) if i not in drop)
 
 
 # class names and ids that mark an article's body on common publishing systems (schema.org, WordPress,

@@ -197,3 +197,26 @@ def test_drop_scripts_keeps_mathjax_and_text():
     assert _drop_scripts("<p>no scripts</p>") == "<p>no scripts</p>"
     page = f'<html><body><script>document.title = "Never text"</script><article>{STORY}</article></body></html>'
     assert "Never text" not in extract_html(page) and "Paragraph 7" in extract_html(page)
+
+
+# -- calls to action after the story -----------------------------------------------------------------
+def test_tail_calls_to_action_dropped_story_mentions_kept():
+    from assay.stages.web.extract import _drop_tail_calls_to_action
+
+    story = [f"Paragraph {i} of the story explains one more part of the events in some detail, with quotes "
+             f"and numbers." for i in range(8)]
+    mention = "The company said its newsletter reached two million readers last year, a record for the firm."
+    cta = "Sign up now for the Daily newsletter to get breaking news delivered straight to your inbox!"
+    notice = "Quotes delayed at least 15 minutes. Market data provided by Interactive Data."
+    text = "\n".join(story[:2] + [mention] + story[2:] + [cta, notice])
+    out = _drop_tail_calls_to_action(text)
+    assert mention in out and all(s in out for s in story)  # the mention comes before the story ended
+    assert cta not in out and notice not in out
+
+
+def test_tail_notices_dropped_real_page(shared_data):
+    # fortune.com (ir_chaos train): affiliate and market-data notices after the story
+    page = _page("robot_1", "ir_chaos", shared_data)
+    text = extract_html(page.html)
+    assert "Quotes delayed at least 15 minutes" not in text and "may receive compensation" not in text
+    assert "between 360,000 to 670" in text
