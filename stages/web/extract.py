@@ -504,7 +504,7 @@ class _Rewriter:
         self._walked: tuple | None = None
         self._math_found: set[str] | None = None
         self._title: str | None = None
-        self._title_in_article = False
+        self._h1 = None
         self._body = False  # not looked up yet
         self.body_elements: list = []  # every marked article-body element
         self.attr_values = _attr_values(html) if html else (set(), set())
@@ -540,18 +540,19 @@ class _Rewriter:
         if self._title is None:
             doc = self.tree.document
             h1 = doc.query_selector("h1") if doc is not None else None
+            self._h1 = h1
             self._title = _norm_ws(h1.text or "") if h1 is not None else ""
-            art = h1.closest("article") if h1 is not None else None
-            # the story's own <article> (a teaser card or news ticker is an <article> too, without the story)
-            art_text = (art.text or "") if art is not None else ""
-            self._title_in_article = len(art_text) >= 800 and _sentence_breaks(art_text) >= 5
         return self._title
 
     def article_title(self) -> str:
         """``title()`` when that ``<h1>`` sits inside an ``<article>`` element that holds a story (800+
         characters, 5+ sentences): the story's own headline, not a site name, section banner or teaser."""
         t = self.title()
-        return t if self._title_in_article else ""
+        art = self._h1.closest("article") if t else None
+        if art is None:
+            return ""
+        art_text = art.text or ""  # a teaser card or news ticker is an <article> too, without the story
+        return t if len(art_text) >= 800 and _sentence_breaks(art_text) >= 5 else ""
 
     def math_markup(self) -> set[str]:
         """``_math_markup`` of the page source (cached)."""
@@ -1132,7 +1133,7 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
         else:
             out = _restrict_to_article_body(rw, out, prose_main)
         out = _trim_before_title(_drop_tail_calls_to_action(_cut_teaser_tail(out)), rw.title())
-        out = _restore_article_title(out, rw.article_title())
+        out = _restore_article_title(out, rw)
     _check_deadline(deadline)
     return out, rw
 
@@ -1241,13 +1242,18 @@ def _drop_galleries(lines: list[str]) -> list[str]:
     return [ln for i, ln in enumerate(lines) if i not in drop or _PH_OPEN in ln]
 
 
-def _restore_article_title(text: str, title: str) -> str:
-    """Put the story's headline (an ``<h1>`` inside ``<article>``) first when the main-content pass lost it
-    (it keeps the headline on most pages and drops it on some, e.g. when it sits in the article's
-    ``<header>`` beside the byline)."""
-    if not title or not text.strip() or title in {_norm_ws(ln) for ln in text.split("\n")}:
+def _restore_article_title(text: str, rw: "_Rewriter") -> str:
+    """Put the story's headline (``rw.article_title()``: an ``<h1>`` inside the story's ``<article>``)
+    first when the main-content pass lost it (it keeps the headline on most pages and drops it on some,
+    e.g. when it sits in the article's ``<header>`` beside the byline)."""
+    title = rw.title()
+    if not title or not text.strip():
         return text
-    return title + "\n\n" + text
+    n = len(title)
+    if any(n <= len(ln) <= 2 * n + 10 and _norm_ws(ln) == title for ln in text.split("\n")):
+        return text  # there already (whitespace aside)
+    title = rw.article_title()
+    return title + "\n\n" + text if title else text
 
 
 def _trim_before_title(text: str, title: str) -> str:
@@ -1292,38 +1298,35 @@ _CTA_RE = re.compile(
     r"may (?:receive|earn) (?:a )?(?:compensation|commission)|affiliate (?:links?|commission)|links to online "
     r"retail|quotes (?:are )?delayed|all rights reserved|terms of (?:use|service)|privacy policy|click here))")
 _CTA_MAX_LINE = 800
+# a literal of every ``_CTA_RE`` branch (lower case): pages holding none skip the line scan
+_CTA_KEYS = ("sign up", "signing up", "subscribe", "newsletter", "like us on", "follow us", "download", "we pay for",
+             "may receive", "may earn", "affiliate", "links to online", "quotes", "all rights reserved", "terms of",
+             "privacy policy", "click here")
 
 
 def _drop_tail_calls_to_action(text: str) -> str:
     """Drop lines (up to ``_CTA_MAX_LINE`` characters) holding a call to action or site notice
     (``_CTA_RE``) once the story has ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies
-    above the line. One regex scan of the page; lines are looked at only when it finds something."""
-    hits = [m.start() for m in _CTA_RE.finditer(text)]
-    if not hits:
-        return text
+    above the line. Only the lines after that point are searched, and only when they hold a literal of
+    the regex (``_CTA_KEYS``): the regex is slow on a whole page."""
     lines = text.split("\n")
-    starts, pos = [], 0
-    for ln in lines:
-        starts.append(pos)
-        pos += len(ln) + 1
-    import bisect
-
-    cand = sorted({bisect.bisect_right(starts, h) - 1 for h in hits})
     prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
     total = sum(prose)
     if total < 300:
         return text
-    drop = set()
-    before = 0
-    last = 0
-    for i in cand:
-        before += sum(prose[last:i])
-        last = i
-        if len(lines[i]) <= _CTA_MAX_LINE and _PH_OPEN not in lines[i] and before >= _TEASER_MIN_PROSE_BEFORE * total:
-            drop.add(i)
+    allowed = (1 - _TEASER_MIN_PROSE_BEFORE) * total  # prose from a candidate line to the end, at most
+    after, i = 0, len(lines)
+    while i > 0 and after + prose[i - 1] <= allowed:
+        i -= 1
+        after += prose[i]
+    low = "\n".join(lines[i:]).lower()
+    if not any(k in low for k in _CTA_KEYS):
+        return text
+    drop = {j for j in range(i, len(lines)) if 0 < len(lines[j]) <= _CTA_MAX_LINE and _PH_OPEN not in lines[j]
+            and _CTA_RE.search(lines[j])}
     if not drop:
         return text
-    return "\n".join(ln for i, ln in enumerate(lines) if i not in drop)
+    return "\n".join(ln for j, ln in enumerate(lines) if j not in drop)
 
 
 # class names and ids that mark an article's body on common publishing systems (schema.org, WordPress,
@@ -1376,15 +1379,60 @@ def _find_ends(body_text: str, key: str, pos: int) -> int:
 def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> str:
     """When the page marks its article body (``_ARTICLE_BODY_CLASSES``/``_IDS``, ``itemprop=articleBody``)
     and that element holds most of the extracted prose, drop the extracted lines that lie outside it
-    (galleries, teaser lists, sign-up boxes around the story), keeping the page's <h1>."""
+    (galleries, teaser lists, sign-up boxes around the story), keeping the page's <h1>. When it marks none,
+    the story's container (``_story_container``) stands in for it, and only the lines after the story go
+    (teaser lists, "next article" boxes, notices): the lede and dek often sit in a container of their own."""
     doc = rw.tree.document
     if doc is None or prose_total < 300:
         return out
     rw._article_body()
     # read the bodies' text now, after the rewrite (inline code in backticks, placeholders), as extracted
     texts = [b.text or "" for b in rw.body_elements if doc.contains(b)]
-    if not texts:
+    if texts:
+        return _restrict_to_texts(out, texts, prose_total, rw.title(), tail_only=False)
+    cont = _story_container(doc)
+    if cont is None:
         return out
+    return _restrict_to_texts(out, [cont.text or ""], prose_total, rw.title(), tail_only=True)
+
+
+_STORY_PARAGRAPH_MIN = 100  # characters of a <p> that counts as story text
+_STORY_LEVELS = 4  # a paragraph's text counts for its parent and that many ancestors in all
+_STORY_SHARE = 0.8
+
+
+def _story_container(doc):
+    """The smallest element (a paragraph's parent up to ``_STORY_LEVELS`` ancestors up) that holds at least
+    ``_STORY_SHARE`` of the text of the page's paragraphs of ``_STORY_PARAGRAPH_MIN``+ characters; None
+    when that is ``<body>`` or no paragraph is that long. One ``<p>`` query per page."""
+    parents: dict = {}
+    total = 0
+    for p in doc.query_selector_all("p").values():
+        n = len(p.text or "")
+        if n >= _STORY_PARAGRAPH_MIN:
+            total += n
+            par = p.parent
+            parents[par] = parents.get(par, 0) + n
+    score = dict(parents)
+    for par, n in parents.items():  # distinct parents only: each node looked up costs a Python object
+        for _ in range(_STORY_LEVELS - 1):
+            par = par.parent if par is not None else None
+            if par is None:
+                break
+            score[par] = score.get(par, 0) + n
+    best, best_n = None, 0
+    for el, n in score.items():
+        if n >= _STORY_SHARE * total and (best is None or n < best_n):
+            best, best_n = el, n
+    if best is None or (best.tag or "").lower() in ("body", "html"):
+        return None
+    return best
+
+
+def _restrict_to_texts(out: str, texts: list[str], prose_total: int, title: str, tail_only: bool) -> str:
+    """Drop the lines of ``out`` not found in ``texts`` (all of them, or with ``tail_only`` those after the
+    last line found) when the lines found hold 70%+ of the extracted prose; blank lines, placeholders and
+    the ``title`` line stay."""
     body_text = " \n ".join(_norm_ws(t) for t in texts)
     lines = out.split("\n")
     inside = []
@@ -1396,7 +1444,9 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
         if not st:
             inside.append(False)
             continue
-        key = _norm_ws(_BULLET_PREFIX_RE.sub("", st) if st[0] in _BULLET_STARTS else st)
+        if st[0] in _BULLET_STARTS:
+            st = _BULLET_PREFIX_RE.sub("", st)
+        key = _norm_ws(st) if "  " in st or "\t" in st or "\xa0" in st else st.rstrip()
         ok = False
         if key:
             at = body_text.find(key, pos)
@@ -1411,7 +1461,9 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
             prose_in += len(ln)
     if prose_in < 0.7 * prose_total:
         return out
-    title = rw.title()
+    if tail_only:
+        last = max(i for i, ok in enumerate(inside) if ok)
+        inside[:last] = [True] * last
     kept = [ln for ln, ok in zip(lines, inside)
             if ok or not ln.strip() or _PH_OPEN in ln or (title and _norm_ws(ln) == title)]
     return "\n".join(kept)

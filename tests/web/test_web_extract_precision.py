@@ -220,3 +220,45 @@ def test_tail_notices_dropped_real_page(shared_data):
     text = extract_html(page.html)
     assert "Quotes delayed at least 15 minutes" not in text and "may receive compensation" not in text
     assert "between 360,000 to 670" in text
+
+
+# -- the story's container on pages that mark no article body ----------------------------------------
+def test_story_container_drops_tail_keeps_lede():
+    from resiliparse.parse.html import HTMLTree
+
+    from assay.stages.web.extract import _story_container
+
+    lede = ("<div class='standfirst'><p>The lede sits in a container of its own above the story and states "
+            "what happened, where and when, in one long sentence for the reader.</p></div>")
+    teasers = "".join(f"<div class='card'><h3>Other headline {i}</h3><p>A teaser summary for another story "
+                      f"number {i}, written as a sentence.</p></div>"
+                      for i in range(4))
+    html = (f"<html><body><h1>Title</h1>{lede}<div class='story'>{STORY}</div><div class='more'>{teasers}</div>"
+            "</body></html>")
+    cont = _story_container(HTMLTree.parse(html).document)
+    assert cont is not None and cont.getattr("class") == "story"
+    text = extract_html(html)
+    assert "The lede sits in a container" in text and "Paragraph 7 of the story" in text
+    assert "teaser summary" not in text and "Other headline" not in text
+
+
+def test_story_split_over_sections_kept_whole():
+    # the story's paragraphs in several sibling sections: the container is their common parent
+    from resiliparse.parse.html import HTMLTree
+
+    from assay.stages.web.extract import _story_container
+
+    html = ("<html><body><main><div class='post'>" + "".join(f"<section>{STORY}</section>" for _ in range(3))
+            + "</div></main><footer><p>" + "Footer text that is long enough to count as a paragraph here. " * 3
+            + "</p></footer></body></html>")
+    cont = _story_container(HTMLTree.parse(html).document)
+    assert cont is not None and cont.getattr("class") == "post"
+
+
+def test_story_container_tail_real_page(shared_data):
+    # abc.net.au (ir_chaos train): a numbered "Features" teaser list with summaries follows the story
+    page = _page("afghanistan_5", "ir_chaos", shared_data)
+    text = extract_html(page.html)
+    assert "Does Britain have a manners problem?" not in text
+    assert "By Ben Pobjie" not in text
+    assert _f1(page, text) > 0.98

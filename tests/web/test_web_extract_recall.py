@@ -64,17 +64,31 @@ def test_section_headings_kept_real_page(shared_data):
 
 
 # -- the story's headline ----------------------------------------------------------------------------
+class _Titled:
+    """Stands in for the rewriter: its page's <h1> text, and whether that sits in the story's <article>."""
+
+    def __init__(self, title: str, in_story: bool = True):
+        self._t, self._in = title, in_story
+
+    def title(self) -> str:
+        return self._t
+
+    def article_title(self) -> str:
+        return self._t if self._in else ""
+
+
 def test_restore_article_title():
     from assay.stages.web.extract import _restore_article_title
 
     body = "First paragraph of the story.\n\nSecond paragraph."
-    assert _restore_article_title(body, "The headline") == "The headline\n\n" + body
+    assert _restore_article_title(body, _Titled("The headline")) == "The headline\n\n" + body
     kept = "The  headline\n\n" + body  # already there (as a line, whitespace aside): not added twice
-    assert _restore_article_title(kept, "The headline") == kept
+    assert _restore_article_title(kept, _Titled("The headline")) == kept
     # a title that only occurs inside a sentence is still added as its own line
     inside = "The headline of the day is long.\n\n" + body
-    assert _restore_article_title(inside, "The headline").startswith("The headline\n\n")
-    assert _restore_article_title(body, "") == body and _restore_article_title("", "T") == ""
+    assert _restore_article_title(inside, _Titled("The headline")).startswith("The headline\n\n")
+    assert _restore_article_title(body, _Titled("The headline", in_story=False)) == body  # not the story's
+    assert _restore_article_title(body, _Titled("")) == body and _restore_article_title("", _Titled("T")) == ""
 
 
 def test_headline_of_teaser_article_not_the_story_title():
