@@ -860,7 +860,8 @@ class _Rewriter:
             key = (el.getattr("class") or "") + " " + (el.getattr("id") or "")
             if "no" in key:
                 key = _NEGATED_TOKEN_RE.sub(" ", key)  # "no-share", "no_comments": content without widgets
-            if not _BOILERPLATE_CLASS_RE.search(key):
+            m = _BOILERPLATE_CLASS_RE.search(key)
+            if m is None:
                 continue
             if may_be_inside and el.closest("pre, code, math") is not None:
                 continue  # syntax-highlighting spans such as "token comment"
@@ -873,14 +874,15 @@ class _Rewriter:
                 continue
             if txt.strip() and el.query_selector("pre, math, article, main, h1") is not None:
                 continue  # a text-less block holds no code, formula or headline worth keeping
-            if 15 <= len(txt) <= 300 and _is_section_heading(el, txt):
+            if 15 <= len(txt) <= 300 and m.group(1).lower() == "header" and _is_section_heading(el, txt):
                 continue
             el.decompose()
 
 
 def _is_section_heading(el, txt: str) -> bool:
     """A block that is one link-free heading (``<div class="content header"><h2>Wondering what's so special
-    about it?</h2></div>``): a section heading of the story, not a page header or widget title."""
+    about it?</h2></div>``): a section heading of the story, not a page header or widget title. Asked only
+    of blocks named "header" (the one widget word seen on story headings in train/dev)."""
     h = el if (el.tag or "").lower() in ("h2", "h3", "h4") else el.query_selector("h2, h3, h4")
     return (h is not None and el.query_selector("a, ul, ol, nav, form, img, button") is None
             and _norm_ws(h.text or "") == _norm_ws(txt))
@@ -1389,11 +1391,36 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
     # read the bodies' text now, after the rewrite (inline code in backticks, placeholders), as extracted
     texts = [b.text or "" for b in rw.body_elements if doc.contains(b)]
     if texts:
-        return _restrict_to_texts(out, texts, prose_total, rw.title(), tail_only=False)
+        return _restrict_to_texts(out, texts, prose_total, rw.title())
     cont = _story_container(doc)
     if cont is None:
         return out
-    return _restrict_to_texts(out, [cont.text or ""], prose_total, rw.title(), tail_only=True)
+    return _drop_after_story(out, _norm_ws(cont.text or ""), prose_total, rw.title())
+
+
+def _line_key(line: str) -> str:
+    """An extracted line as it reads in an element's whitespace-normalised text (list bullets off)."""
+    st = line.strip()
+    if st and st[0] in _BULLET_STARTS:
+        st = _BULLET_PREFIX_RE.sub("", st)
+    return _norm_ws(st) if "  " in st or "\t" in st or "\xa0" in st else st
+
+
+def _drop_after_story(out: str, story_text: str, prose_total: int, title: str) -> str:
+    """Drop the lines after the last one found in ``story_text`` (searched from the end: a few lookups)
+    when the lines up to it hold 70%+ of the extracted prose; blank lines, placeholders and the ``title``
+    line stay."""
+    lines = out.split("\n")
+    last = -1
+    for i in range(len(lines) - 1, -1, -1):
+        key = _line_key(lines[i])
+        if key and (key in story_text or len(key) >= 2 * _BODY_MATCH_ENDS and _find_ends(story_text, key, 0) >= 0):
+            last = i
+            break
+    if last < 0 or last == len(lines) - 1 or _prose_chars("\n".join(lines[:last + 1])) < 0.7 * prose_total:
+        return out
+    return "\n".join(lines[:last + 1] + [ln for ln in lines[last + 1:]
+                                          if not ln.strip() or _PH_OPEN in ln or (title and _norm_ws(ln) == title)])
 
 
 _STORY_PARAGRAPH_MIN = 100  # characters of a <p> that counts as story text
@@ -1429,10 +1456,9 @@ def _story_container(doc):
     return best
 
 
-def _restrict_to_texts(out: str, texts: list[str], prose_total: int, title: str, tail_only: bool) -> str:
-    """Drop the lines of ``out`` not found in ``texts`` (all of them, or with ``tail_only`` those after the
-    last line found) when the lines found hold 70%+ of the extracted prose; blank lines, placeholders and
-    the ``title`` line stay."""
+def _restrict_to_texts(out: str, texts: list[str], prose_total: int, title: str) -> str:
+    """Drop the lines of ``out`` not found in ``texts`` when the lines found hold 70%+ of the extracted
+    prose; blank lines, placeholders and the ``title`` line stay."""
     body_text = " \n ".join(_norm_ws(t) for t in texts)
     lines = out.split("\n")
     inside = []
@@ -1440,13 +1466,7 @@ def _restrict_to_texts(out: str, texts: list[str], prose_total: int, title: str,
     pos = 0  # extracted lines follow document order: look after the previous hit first (linear, not
     # lines x body length on long pages)
     for ln in lines:
-        st = ln.lstrip()
-        if not st:
-            inside.append(False)
-            continue
-        if st[0] in _BULLET_STARTS:
-            st = _BULLET_PREFIX_RE.sub("", st)
-        key = _norm_ws(st) if "  " in st or "\t" in st or "\xa0" in st else st.rstrip()
+        key = _line_key(ln)
         ok = False
         if key:
             at = body_text.find(key, pos)
@@ -1461,9 +1481,6 @@ def _restrict_to_texts(out: str, texts: list[str], prose_total: int, title: str,
             prose_in += len(ln)
     if prose_in < 0.7 * prose_total:
         return out
-    if tail_only:
-        last = max(i for i, ok in enumerate(inside) if ok)
-        inside[:last] = [True] * last
     kept = [ln for ln, ok in zip(lines, inside)
             if ok or not ln.strip() or _PH_OPEN in ln or (title and _norm_ws(ln) == title)]
     return "\n".join(kept)
