@@ -24,12 +24,18 @@ technical content back:
      newsletter/sign-in boxes, related/recommended lists, captions, comments, ads, pagination, headers,
      footers, nav bars incl. DocBook's ``navheader``/``navfooter``) are removed before extraction, never
      when they hold code, math, an ``<h1>``, over 4,000 characters or running prose (5+ sentences), nor
-     when the name is negated (``no-share``); when the page marks its article body the search runs
-     inside it only (everything outside is handled by 3.);
+     when the name is negated (``no-share``), nor a block named "header" that holds one link-free
+     section heading (``<div class="content header"><h2>...``); when the page marks its article body the
+     search runs inside it only (everything outside is handled by 3.);
   2. resiliparse's main-content extractor;
   3. when the page marks its article body (``itemprop=articleBody``, ``.entry-content``,
      ``.article-body``, ... ``_ARTICLE_BODY_CLASSES``) and that holds 70%+ of the extracted prose, lines
-     outside it go (galleries, teaser lists, sign-up boxes around the story); the ``<h1>`` stays;
+     outside it go (galleries, teaser lists, sign-up boxes around the story); the ``<h1>`` stays; a long
+     line counts as inside when its first and last 40 characters are (the main-content pass drops some
+     inline elements, e.g. a dash in ``<strong>``). When the page marks no body, the story's container
+     (``_story_container``: the smallest element holding 80% of the text of the page's 100+-character
+     paragraphs) stands in for it, and only the lines after the story go (the lede and dek above often
+     sit in a container of their own);
   4. whole lines that are chrome anywhere (``_CHROME_LINES``: "Skip to main content", "Back to top",
      "Rezept drucken", "Diese Seite teilen", gallery counters "3/31", "Image 1 of 3", number-only lines),
      date-only metadata lines ("Published November 20th, 2019 - 07:50 GMT") and repeated short lines
@@ -37,9 +43,12 @@ technical content back:
      are dropped;
   5. photo-gallery runs (item counters "1/31", "2/31", ... with their captions) and, once the story has
      ended (80% of the page's prose above it), everything after a teaser heading ("You might also like",
-     "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) go; code, math and
-     table placeholders there stay; lines above the page's ``<h1>`` go when no prose precedes it (menus,
-     breadcrumbs, slogans);
+     "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) go, and so do lines
+     with a call to action or site notice there (``_CTA_RE``: newsletter and sign-up pitches, "follow us",
+     affiliate and market-data disclaimers); code, math and table placeholders there stay; lines above the
+     page's ``<h1>`` go when no prose precedes it (menus, breadcrumbs, slogans);
+  6. when the main-content pass lost the story's headline (an ``<h1>`` inside the ``<article>`` that holds
+     the story), it is put first (``_restore_article_title``);
   also before extraction: sign-in/registration forms (a password field) and ``<figcaption>`` elements
   (photo credits, promo captions; captions holding code or math stay).
   When the main-content extractor kept little prose (it sometimes drops the story and keeps the menus),
@@ -977,7 +986,11 @@ def _restore(text: str, rw: _Rewriter) -> str:
                     repeated.add(key)
                 seen.add(key)
         kept.append(line.rstrip(" \t"))  # trailing blanks go (what a [ \t]+\n pass would do)
-    if repeats and len(repeated) < _TEMPLATE_MIN_REPEATED:
+    if repeats:
+        if len(repeated) >= _TEMPLATE_MIN_REPEATED:
+            # a template page keeps its repeats, except those with inline code: reference pages repeat
+            # "Default: `[]` (Empty list)" per entry, which the duplication rules downstream count
+            repeats = [i for i in repeats if "`" in kept[i]]
         drop = set(repeats)
         kept = [ln for i, ln in enumerate(kept) if i not in drop]
     text = "\n".join(kept)
