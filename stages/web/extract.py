@@ -32,10 +32,10 @@ technical content back:
      ``.article-body``, ... ``_ARTICLE_BODY_CLASSES``) and that holds 70%+ of the extracted prose, lines
      outside it go (galleries, teaser lists, sign-up boxes around the story); the ``<h1>`` stays; a long
      line counts as inside when its first and last 40 characters are (the main-content pass drops some
-     inline elements, e.g. a dash in ``<strong>``). When the page marks no body, the story's container
-     (``_story_container``: the smallest element holding 80% of the text of the page's 100+-character
-     paragraphs) stands in for it, and only the lines after the story go (the lede and dek above often
-     sit in a container of their own);
+     inline elements, e.g. a dash in ``<strong>``). Optionally (``story_tail=True``, off by default for
+     speed), when the page marks no body, the story's container (``_story_container``: the smallest
+     element holding 80% of the text of the page's 100+-character paragraphs) stands in for it, and only
+     the lines after the story go (the lede and dek above often sit in a container of their own);
   4. whole lines that are chrome anywhere (``_CHROME_LINES``: "Skip to main content", "Back to top",
      "Rezept drucken", "Diese Seite teilen", gallery counters "3/31", "Image 1 of 3", number-only lines),
      date-only metadata lines ("Published November 20th, 2019 - 07:50 GMT") and repeated short lines
@@ -1105,7 +1105,8 @@ def _drop_private_chars(text: str) -> str:
 _EMPTY_STATS = {"n_code_blocks": 0, "n_inline_code": 0, "n_math": 0, "n_tables": 0}
 
 
-def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | None = None):
+def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | None = None,
+                 story_tail: bool = False):
     """Parse, rewrite and extract: ``(text with placeholders and link marks, rewriter)`` or None if empty.
     Raises ``ExtractTooDeep`` (nesting over ``MAX_DEPTH``) or ``ExtractTimeout`` (over ``time_limit_s``)."""
     try:
@@ -1146,8 +1147,8 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
             if _prose_chars(span) >= 2 * prose_main + 300 or (len(out.strip()) < 100 and len(full.strip()) > 300):
                 out = span
         else:
-            out = _restrict_to_article_body(rw, out, prose_main)
-        out = _trim_before_title(_drop_tail_calls_to_action(_cut_teaser_tail(out)), rw.title())
+            out = _restrict_to_article_body(rw, out, prose_main, story_tail)
+        out = _trim_before_title(_cut_teaser_tail(out), rw.title())
         out = _restore_article_title(out, rw)
     _check_deadline(deadline)
     return out, rw
@@ -1286,21 +1287,25 @@ def _trim_before_title(text: str, title: str) -> str:
 
 
 def _cut_teaser_tail(text: str) -> str:
-    """Drop photo galleries (``_drop_galleries``) and what follows a teaser heading ("You might also like",
-    "Related stories", ...) once the story has ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's
-    prose lies above the heading. Code, math and table placeholders below it are kept."""
+    """Drop photo galleries (``_drop_galleries``), what follows a teaser heading ("You might also like",
+    "Related stories", ...) once the story has ended (at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's
+    prose lies above the heading), and calls to action after the story (``_drop_calls_to_action``). Code,
+    math and table placeholders below the heading are kept. One pass computes every line's prose length."""
     split = text.split("\n")
     lines = _drop_galleries(split)
+    prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
+    total = sum(prose)
     heads = [i for i, ln in enumerate(lines) if 0 < len(ln) <= 2 * _TEASER_HEADING_MAX
              and len(s := ln.strip()) <= _TEASER_HEADING_MAX and s
              and _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP))]
-    if heads:
-        prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
-        total = sum(prose)
-        if total >= 300:
-            for i in heads:
-                if sum(prose[:i]) >= _TEASER_MIN_PROSE_BEFORE * total:
-                    return "\n".join(lines[:i] + [x for x in lines[i + 1:] if _PH_OPEN in x])
+    if heads and total >= 300:
+        for i in heads:
+            if sum(prose[:i]) >= _TEASER_MIN_PROSE_BEFORE * total:
+                keep = list(range(i)) + [j for j in range(i + 1, len(lines)) if _PH_OPEN in lines[j]]
+                lines, prose = [lines[j] for j in keep], [prose[j] for j in keep]
+                total = sum(prose)
+                break
+    lines = _drop_calls_to_action(lines, prose, total)
     return text if lines is split else "\n".join(lines)
 
 
@@ -1320,15 +1325,21 @@ _CTA_KEYS = ("sign up", "signing up", "subscribe", "newsletter", "like us on", "
 
 
 def _drop_tail_calls_to_action(text: str) -> str:
-    """Drop lines (up to ``_CTA_MAX_LINE`` characters) holding a call to action or site notice
-    (``_CTA_RE``) once the story has ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies
-    above the line. Only the lines after that point are searched, and only when they hold a literal of
-    the regex (``_CTA_KEYS``): the regex is slow on a whole page."""
+    """``_drop_calls_to_action`` on a text (its lines and their prose lengths)."""
     lines = text.split("\n")
     prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
-    total = sum(prose)
+    kept = _drop_calls_to_action(lines, prose, sum(prose))
+    return text if kept is lines else "\n".join(kept)
+
+
+def _drop_calls_to_action(lines: list[str], prose: list[int], total: int) -> list[str]:
+    """Drop lines (up to ``_CTA_MAX_LINE`` characters) holding a call to action or site notice
+    (``_CTA_RE``) once the story has ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies
+    above the line (``prose``: each line's length if it is prose, else 0). Only the lines after that point
+    are searched, and only when they hold a literal of the regex (``_CTA_KEYS``): the regex is slow on a
+    whole page. Returns ``lines`` itself when nothing goes."""
     if total < 300:
-        return text
+        return lines
     allowed = (1 - _TEASER_MIN_PROSE_BEFORE) * total  # prose from a candidate line to the end, at most
     after, i = 0, len(lines)
     while i > 0 and after + prose[i - 1] <= allowed:
@@ -1336,12 +1347,10 @@ def _drop_tail_calls_to_action(text: str) -> str:
         after += prose[i]
     low = "\n".join(lines[i:]).lower()
     if not any(k in low for k in _CTA_KEYS):
-        return text
+        return lines
     drop = {j for j in range(i, len(lines)) if 0 < len(lines[j]) <= _CTA_MAX_LINE and _PH_OPEN not in lines[j]
             and _CTA_RE.search(lines[j])}
-    if not drop:
-        return text
-    return "\n".join(ln for j, ln in enumerate(lines) if j not in drop)
+    return [ln for j, ln in enumerate(lines) if j not in drop] if drop else lines
 
 
 # class names and ids that mark an article's body on common publishing systems (schema.org, WordPress,
@@ -1391,12 +1400,13 @@ def _find_ends(body_text: str, key: str, pos: int) -> int:
     return -1
 
 
-def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> str:
+def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int, story_tail: bool = False) -> str:
     """When the page marks its article body (``_ARTICLE_BODY_CLASSES``/``_IDS``, ``itemprop=articleBody``)
     and that element holds most of the extracted prose, drop the extracted lines that lie outside it
     (galleries, teaser lists, sign-up boxes around the story), keeping the page's <h1>. When it marks none,
-    the story's container (``_story_container``) stands in for it, and only the lines after the story go
-    (teaser lists, "next article" boxes, notices): the lede and dek often sit in a container of their own."""
+    the story's container (``_story_container``) stands in for it with ``story_tail``, and only the lines
+    after the story go (teaser lists, "next article" boxes, notices): the lede and dek often sit in a
+    container of their own."""
     doc = rw.tree.document
     if doc is None or prose_total < 300:
         return out
@@ -1405,7 +1415,7 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
     texts = [b.text or "" for b in rw.body_elements if doc.contains(b)]
     if texts:
         return _restrict_to_texts(out, texts, prose_total, rw.title())
-    cont = _story_container(doc)
+    cont = _story_container(doc) if story_tail else None
     if cont is None:
         return out
     return _drop_after_story(out, _norm_ws(cont.text or ""), prose_total, rw.title())
@@ -1430,7 +1440,7 @@ def _drop_after_story(out: str, story_text: str, prose_total: int, title: str) -
         if key and (key in story_text or len(key) >= 2 * _BODY_MATCH_ENDS and _find_ends(story_text, key, 0) >= 0):
             last = i
             break
-    if last < 0 or last == len(lines) - 1 or _prose_chars("\n".join(lines[:last + 1])) < 0.7 * prose_total:
+    if last < 0 or last == len(lines) - 1 or sum(len(ln) for ln in lines[:last + 1] if _is_prose(ln)) < 0.7 * prose_total:
         return out
     return "\n".join(lines[:last + 1] + [ln for ln in lines[last + 1:]
                                           if not ln.strip() or _PH_OPEN in ln or (title and _norm_ws(ln) == title)])
@@ -1510,14 +1520,17 @@ def extract_marked_lines(html: str | bytes) -> list[str]:
 
 
 def extract_html_detailed(html: str | bytes, url: str | None = None, *, main_content: bool = True,
-                          block_filter: bool = False,
+                          block_filter: bool = False, story_tail: bool = False,
                           time_limit_s: float | None = DEFAULT_TIME_LIMIT_S) -> tuple[str, dict]:
     """``extract_html`` plus counters ``{"n_code_blocks", "n_inline_code", "n_math", "n_tables"}``.
     ``block_filter`` drops chrome lines with the line classifier of ``assay.stages.web.blocks`` (off by
     default: +0.005 dev F1 for ~20% more CPU, which breaks the 5x-trafilatura speed target; see bench_web).
-    Raises ``ExtractTooDeep`` / ``ExtractTimeout`` (``ExtractLimitError.reason`` is the reject reason)."""
+    ``story_tail`` drops the lines after the story on pages that mark no article body (``_story_container``;
+    off by default: train+dev F1 ir_chaos +0.0015/+0.0019, scrapinghub +0.0007, readability +0.0012, for
+    ~3-4% more CPU, which took the same-run speed ratio on scrapinghub and readability below 5x; see
+    bench_web's ``assay+tail``). Raises ``ExtractTooDeep`` / ``ExtractTimeout`` (``ExtractLimitError.reason`` is the reject reason)."""
     use_filter = main_content and block_filter
-    raw = _extract_raw(html, main_content, time_limit_s)
+    raw = _extract_raw(html, main_content, time_limit_s, story_tail)
     if raw is None:
         return "", dict(_EMPTY_STATS)
     out, rw = raw

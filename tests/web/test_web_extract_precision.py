@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assay.stages.web.extract import (_cut_teaser_tail, _drop_galleries, _drop_private_chars, _math_markup,
-                                      _PH_CLOSE, _PH_OPEN, extract_html)
+                                      _PH_CLOSE, _PH_OPEN, extract_html, extract_html_detailed)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
@@ -237,9 +237,10 @@ def test_story_container_drops_tail_keeps_lede():
             "</body></html>")
     cont = _story_container(HTMLTree.parse(html).document)
     assert cont is not None and cont.getattr("class") == "story"
-    text = extract_html(html)
+    text = extract_html_detailed(html, story_tail=True)[0]
     assert "The lede sits in a container" in text and "Paragraph 7 of the story" in text
     assert "teaser summary" not in text and "Other headline" not in text
+    assert "teaser summary" in extract_html(html)  # off by default (speed)
 
 
 def test_story_split_over_sections_kept_whole():
@@ -258,7 +259,7 @@ def test_story_split_over_sections_kept_whole():
 def test_story_container_tail_real_page(shared_data):
     # abc.net.au (ir_chaos train): a numbered "Features" teaser list with summaries follows the story
     page = _page("afghanistan_5", "ir_chaos", shared_data)
-    text = extract_html(page.html)
+    text = extract_html_detailed(page.html, story_tail=True)[0]
     assert "Does Britain have a manners problem?" not in text
     assert "By Ben Pobjie" not in text
     assert _f1(page, text) > 0.98
