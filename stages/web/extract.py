@@ -1390,7 +1390,10 @@ def _find_ends(body_text: str, key: str, pos: int) -> int:
     """Where ``key`` starts in ``body_text`` allowing small losses inside it: its first and last
     ``_BODY_MATCH_ENDS`` characters in order, spanning the line's length within 10% (+20); -1 if not."""
     head, tail = key[:_BODY_MATCH_ENDS], key[-_BODY_MATCH_ENDS:]
-    for start in (pos, 0):
+    first = body_text.find(head)
+    if first < 0:
+        return -1  # most lines outside the body: one scan
+    for start in (max(pos, first), first):
         at = body_text.find(head, start)
         while at >= 0:
             end = body_text.find(tail, at + len(head))
