@@ -3,9 +3,10 @@
     .venv/bin/python benchmarks/bench_web.py [--split test] [--repeats 3] [--udhr-limit 0] [--quick]
 
 Main table (``--split``, default ``test``; grouped by site with benchmarks/splits.py, see
-``_web_data.site_group``): per gold corpus (ir_chaos, scrapinghub, readability), in one run, four
+``_web_data.site_group``): per gold corpus (ir_chaos, scrapinghub, readability), in one run, the
 extractors: ``assay`` (this tree), ``assay@<rev>`` (the extractor as of ``--baseline-rev``, read from git),
-``trafilatura`` (favour_precision, the FineWeb setting) and ``resiliparse`` (plain ``extract_plain_text``,
+``assay+blocks``/``assay+tail`` (options of ``extract_html_detailed``, off by default), ``trafilatura``
+(favour_precision, the FineWeb setting) and ``resiliparse`` (plain ``extract_plain_text``,
 main_content=True): token F1 mean and median, pages below 0.5 where trafilatura scores above 0.9, and
 pages per CPU-second (median of repeats, interleaved) with the ratio to trafilatura.
 
@@ -102,7 +103,8 @@ def _resiliparse_plain(html: str) -> str:
 
 def extractors(baseline_rev: str | None) -> dict:
     ex = {"assay": extract_html,
-          "assay+blocks": lambda h: extract_html_detailed(h, block_filter=True)[0]}
+          "assay+blocks": lambda h: extract_html_detailed(h, block_filter=True)[0],
+          "assay+tail": lambda h: extract_html_detailed(h, story_tail=True)[0]}
     if baseline_rev:
         base = _load_baseline(baseline_rev)
         if base is not None:

@@ -24,21 +24,31 @@ technical content back:
      newsletter/sign-in boxes, related/recommended lists, captions, comments, ads, pagination, headers,
      footers, nav bars incl. DocBook's ``navheader``/``navfooter``) are removed before extraction, never
      when they hold code, math, an ``<h1>``, over 4,000 characters or running prose (5+ sentences), nor
-     when the name is negated (``no-share``); when the page marks its article body the search runs
-     inside it only (everything outside is handled by 3.);
+     when the name is negated (``no-share``), nor a block named "header" that holds one link-free
+     section heading (``<div class="content header"><h2>...``); when the page marks its article body the
+     search runs inside it only (everything outside is handled by 3.);
   2. resiliparse's main-content extractor;
   3. when the page marks its article body (``itemprop=articleBody``, ``.entry-content``,
      ``.article-body``, ... ``_ARTICLE_BODY_CLASSES``) and that holds 70%+ of the extracted prose, lines
-     outside it go (galleries, teaser lists, sign-up boxes around the story); the ``<h1>`` stays;
+     outside it go (galleries, teaser lists, sign-up boxes around the story); the ``<h1>`` stays; a long
+     line counts as inside when its first and last 40 characters are (the main-content pass drops some
+     inline elements, e.g. a dash in ``<strong>``). Optionally (``story_tail=True``, off by default for
+     speed), when the page marks no body, the story's container (``_story_container``: the smallest
+     element holding 80% of the text of the page's 100+-character paragraphs) stands in for it, and only
+     the lines after the story go (the lede and dek above often sit in a container of their own);
   4. whole lines that are chrome anywhere (``_CHROME_LINES``: "Skip to main content", "Back to top",
      "Rezept drucken", "Diese Seite teilen", gallery counters "3/31", "Image 1 of 3", number-only lines),
      date-only metadata lines ("Published November 20th, 2019 - 07:50 GMT") and repeated short lines
+     (unless the page repeats 8+ distinct lines: a template such as a meal plan, whose repeats are content)
      are dropped;
   5. photo-gallery runs (item counters "1/31", "2/31", ... with their captions) and, once the story has
      ended (80% of the page's prose above it), everything after a teaser heading ("You might also like",
-     "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) go; code, math and
-     table placeholders there stay; lines above the page's ``<h1>`` go when no prose precedes it (menus,
-     breadcrumbs, slogans);
+     "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) go, and so do lines
+     with a call to action or site notice there (``_CTA_RE``: newsletter and sign-up pitches, "follow us",
+     affiliate and market-data disclaimers); code, math and table placeholders there stay; lines above the
+     page's ``<h1>`` go when no prose precedes it (menus, breadcrumbs, slogans);
+  6. when the main-content pass lost the story's headline (an ``<h1>`` inside the ``<article>`` that holds
+     the story), it is put first (``_restore_article_title``);
   also before extraction: sign-in/registration forms (a password field) and ``<figcaption>`` elements
   (photo credits, promo captions; captions holding code or math stay).
   When the main-content extractor kept little prose (it sometimes drops the story and keeps the menus),
@@ -503,6 +513,7 @@ class _Rewriter:
         self._walked: tuple | None = None
         self._math_found: set[str] | None = None
         self._title: str | None = None
+        self._h1 = None
         self._body = False  # not looked up yet
         self.body_elements: list = []  # every marked article-body element
         self.attr_values = _attr_values(html) if html else (set(), set())
@@ -538,8 +549,19 @@ class _Rewriter:
         if self._title is None:
             doc = self.tree.document
             h1 = doc.query_selector("h1") if doc is not None else None
+            self._h1 = h1
             self._title = _norm_ws(h1.text or "") if h1 is not None else ""
         return self._title
+
+    def article_title(self) -> str:
+        """``title()`` when that ``<h1>`` sits inside an ``<article>`` element that holds a story (800+
+        characters, 5+ sentences): the story's own headline, not a site name, section banner or teaser."""
+        t = self.title()
+        art = self._h1.closest("article") if t else None
+        if art is None:
+            return ""
+        art_text = art.text or ""  # a teaser card or news ticker is an <article> too, without the story
+        return t if len(art_text) >= 800 and _sentence_breaks(art_text) >= 5 else ""
 
     def math_markup(self) -> set[str]:
         """``_math_markup`` of the page source (cached)."""
@@ -847,7 +869,8 @@ class _Rewriter:
             key = (el.getattr("class") or "") + " " + (el.getattr("id") or "")
             if "no" in key:
                 key = _NEGATED_TOKEN_RE.sub(" ", key)  # "no-share", "no_comments": content without widgets
-            if not _BOILERPLATE_CLASS_RE.search(key):
+            m = _BOILERPLATE_CLASS_RE.search(key)
+            if m is None:
                 continue
             if may_be_inside and el.closest("pre, code, math") is not None:
                 continue  # syntax-highlighting spans such as "token comment"
@@ -860,7 +883,18 @@ class _Rewriter:
                 continue
             if txt.strip() and el.query_selector("pre, math, article, main, h1") is not None:
                 continue  # a text-less block holds no code, formula or headline worth keeping
+            if 15 <= len(txt) <= 300 and m.group(1).lower() == "header" and _is_section_heading(el, txt):
+                continue
             el.decompose()
+
+
+def _is_section_heading(el, txt: str) -> bool:
+    """A block that is one link-free heading (``<div class="content header"><h2>Wondering what's so special
+    about it?</h2></div>``): a section heading of the story, not a page header or widget title. Asked only
+    of blocks named "header" (the one widget word seen on story headings in train/dev)."""
+    h = el if (el.tag or "").lower() in ("h2", "h3", "h4") else el.query_selector("h2, h3, h4")
+    return (h is not None and el.query_selector("a, ul, ol, nav, form, img, button") is None
+            and _norm_ws(h.text or "") == _norm_ws(txt))
 
 
 # whole lines that are page chrome in any context (issue 17's snippets among them); only exact lines go
@@ -930,8 +964,11 @@ def _restore(text: str, rw: _Rewriter) -> str:
     has_ph = _PH_OPEN in text
     if has_ph:
         text = _PH_RE.sub(sub_block, text)
-    # drop repeated short lines (image captions, teaser copies); code is in placeholders
+    # drop repeated short lines (image captions, teaser copies; not on template pages that repeat many
+    # distinct lines, ``_TEMPLATE_MIN_REPEATED``); code is in placeholders
     seen: set[str] = set()
+    repeats: list[int] = []  # positions in ``kept`` of repeated lines
+    repeated: set[str] = set()
     kept = []
     for line in text.split("\n"):
         key = line.strip()
@@ -945,9 +982,17 @@ def _restore(text: str, rw: _Rewriter) -> str:
                 continue
             if n >= 20:
                 if key in seen:
-                    continue
+                    repeats.append(len(kept))
+                    repeated.add(key)
                 seen.add(key)
         kept.append(line.rstrip(" \t"))  # trailing blanks go (what a [ \t]+\n pass would do)
+    if repeats:
+        if len(repeated) >= _TEMPLATE_MIN_REPEATED:
+            # a template page keeps its repeats, except those with inline code: reference pages repeat
+            # "Default: `[]` (Empty list)" per entry, which the duplication rules downstream count
+            repeats = [i for i in repeats if "`" in kept[i]]
+        drop = set(repeats)
+        kept = [ln for i, ln in enumerate(kept) if i not in drop]
     text = "\n".join(kept)
     if has_ph:
         text = _PH_INDENT_RE.sub("\n", text)
@@ -957,6 +1002,10 @@ def _restore(text: str, rw: _Rewriter) -> str:
     return text.strip()
 
 
+# a page whose text repeats this many distinct lines follows a template (a meal plan's "Portion Fix
+# Containers: 1 Green, 1 Red", a timetable, recipe cards): its repeats are content, kept. Boilerplate repeats a
+# few lines (a headline, "World news in pictures"): at most 4 distinct ones on any train/dev page.
+_TEMPLATE_MIN_REPEATED = 8
 _PH_INDENT_RE = re.compile(r"\n[ \t]*(?=" + _PH_OPEN + ")")
 _BLANK_RUN_RE = re.compile(r"\n{3,}")
 
@@ -1056,7 +1105,8 @@ def _drop_private_chars(text: str) -> str:
 _EMPTY_STATS = {"n_code_blocks": 0, "n_inline_code": 0, "n_math": 0, "n_tables": 0}
 
 
-def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | None = None):
+def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | None = None,
+                 story_tail: bool = False):
     """Parse, rewrite and extract: ``(text with placeholders and link marks, rewriter)`` or None if empty.
     Raises ``ExtractTooDeep`` (nesting over ``MAX_DEPTH``) or ``ExtractTimeout`` (over ``time_limit_s``)."""
     try:
@@ -1097,8 +1147,9 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
             if _prose_chars(span) >= 2 * prose_main + 300 or (len(out.strip()) < 100 and len(full.strip()) > 300):
                 out = span
         else:
-            out = _restrict_to_article_body(rw, out, prose_main)
+            out = _restrict_to_article_body(rw, out, prose_main, story_tail)
         out = _trim_before_title(_cut_teaser_tail(out), rw.title())
+        out = _restore_article_title(out, rw)
     _check_deadline(deadline)
     return out, rw
 
@@ -1207,6 +1258,20 @@ def _drop_galleries(lines: list[str]) -> list[str]:
     return [ln for i, ln in enumerate(lines) if i not in drop or _PH_OPEN in ln]
 
 
+def _restore_article_title(text: str, rw: "_Rewriter") -> str:
+    """Put the story's headline (``rw.article_title()``: an ``<h1>`` inside the story's ``<article>``)
+    first when the main-content pass lost it (it keeps the headline on most pages and drops it on some,
+    e.g. when it sits in the article's ``<header>`` beside the byline)."""
+    title = rw.title()
+    if not title or not text.strip():
+        return text
+    n = len(title)
+    if any(n <= len(ln) <= 2 * n + 10 and _norm_ws(ln) == title for ln in text.split("\n")):
+        return text  # there already (whitespace aside)
+    title = rw.article_title()
+    return title + "\n\n" + text if title else text
+
+
 def _trim_before_title(text: str, title: str) -> str:
     """Drop the lines above the page's ``<h1>`` line when no prose comes before it (menus, breadcrumbs,
     "Skip to content", site slogans, top-of-page teasers); code, math and table placeholders stay."""
@@ -1222,22 +1287,70 @@ def _trim_before_title(text: str, title: str) -> str:
 
 
 def _cut_teaser_tail(text: str) -> str:
-    """Drop photo galleries (``_drop_galleries``) and what follows a teaser heading ("You might also like",
-    "Related stories", ...) once the story has ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's
-    prose lies above the heading. Code, math and table placeholders below it are kept."""
+    """Drop photo galleries (``_drop_galleries``), what follows a teaser heading ("You might also like",
+    "Related stories", ...) once the story has ended (at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's
+    prose lies above the heading), and calls to action after the story (``_drop_calls_to_action``). Code,
+    math and table placeholders below the heading are kept. One pass computes every line's prose length."""
     split = text.split("\n")
     lines = _drop_galleries(split)
+    prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
+    total = sum(prose)
     heads = [i for i, ln in enumerate(lines) if 0 < len(ln) <= 2 * _TEASER_HEADING_MAX
              and len(s := ln.strip()) <= _TEASER_HEADING_MAX and s
              and _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP))]
-    if heads:
-        prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
-        total = sum(prose)
-        if total >= 300:
-            for i in heads:
-                if sum(prose[:i]) >= _TEASER_MIN_PROSE_BEFORE * total:
-                    return "\n".join(lines[:i] + [x for x in lines[i + 1:] if _PH_OPEN in x])
+    if heads and total >= 300:
+        for i in heads:
+            if sum(prose[:i]) >= _TEASER_MIN_PROSE_BEFORE * total:
+                keep = list(range(i)) + [j for j in range(i + 1, len(lines)) if _PH_OPEN in lines[j]]
+                lines, prose = [lines[j] for j in keep], [prose[j] for j in keep]
+                total = sum(prose)
+                break
+    lines = _drop_calls_to_action(lines, prose, total)
     return text if lines is split else "\n".join(lines)
+
+
+# calls to action and site notices that follow a story ("Sign up now for the ... newsletter", "Follow us
+# on Twitter", affiliate and market-data disclaimers, "We pay for your stories!"); an author's own contact
+# line ("Follow him on Twitter ...") is gold text on some pages and not on others, so it stays
+_CTA_RE = re.compile(
+    r"(?i:\b(?:sign(?:ing)? up (?:now|here|today)|subscribe (?:now|here|today|to (?:our|the) )|newsletter|"
+    r"like us on|follow us\b|download (?:the|our) .{0,30}\bapp\b|we pay for your stories|"
+    r"may (?:receive|earn) (?:a )?(?:compensation|commission)|affiliate (?:links?|commission)|links to online "
+    r"retail|quotes (?:are )?delayed|all rights reserved|terms of (?:use|service)|privacy policy|click here))")
+_CTA_MAX_LINE = 800
+# a literal of every ``_CTA_RE`` branch (lower case): pages holding none skip the line scan
+_CTA_KEYS = ("sign up", "signing up", "subscribe", "newsletter", "like us on", "follow us", "download", "we pay for",
+             "may receive", "may earn", "affiliate", "links to online", "quotes", "all rights reserved", "terms of",
+             "privacy policy", "click here")
+
+
+def _drop_tail_calls_to_action(text: str) -> str:
+    """``_drop_calls_to_action`` on a text (its lines and their prose lengths)."""
+    lines = text.split("\n")
+    prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
+    kept = _drop_calls_to_action(lines, prose, sum(prose))
+    return text if kept is lines else "\n".join(kept)
+
+
+def _drop_calls_to_action(lines: list[str], prose: list[int], total: int) -> list[str]:
+    """Drop lines (up to ``_CTA_MAX_LINE`` characters) holding a call to action or site notice
+    (``_CTA_RE``) once the story has ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies
+    above the line (``prose``: each line's length if it is prose, else 0). Only the lines after that point
+    are searched, and only when they hold a literal of the regex (``_CTA_KEYS``): the regex is slow on a
+    whole page. Returns ``lines`` itself when nothing goes."""
+    if total < 300:
+        return lines
+    allowed = (1 - _TEASER_MIN_PROSE_BEFORE) * total  # prose from a candidate line to the end, at most
+    after, i = 0, len(lines)
+    while i > 0 and after + prose[i - 1] <= allowed:
+        i -= 1
+        after += prose[i]
+    low = "\n".join(lines[i:]).lower()
+    if not any(k in low for k in _CTA_KEYS):
+        return lines
+    drop = {j for j in range(i, len(lines)) if 0 < len(lines[j]) <= _CTA_MAX_LINE and _PH_OPEN not in lines[j]
+            and _CTA_RE.search(lines[j])}
+    return [ln for j, ln in enumerate(lines) if j not in drop] if drop else lines
 
 
 # class names and ids that mark an article's body on common publishing systems (schema.org, WordPress,
@@ -1267,18 +1380,111 @@ def _body_selector(rw: "_Rewriter") -> str | None:
     return ", ".join(sel) if sel else None
 
 
-def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> str:
+# the main-content pass sometimes drops an inline element inside a paragraph (a dash in <strong>, a linked
+# word: "growth<strong>—</strong>a" -> "growtha"), so a long line also counts as inside the body when its
+# first and last characters are found there, in order and about the line's length apart
+_BODY_MATCH_ENDS = 40
+
+
+def _find_ends(body_text: str, key: str, pos: int) -> int:
+    """Where ``key`` starts in ``body_text`` allowing small losses inside it: its first and last
+    ``_BODY_MATCH_ENDS`` characters in order, spanning the line's length within 10% (+20); -1 if not."""
+    head, tail = key[:_BODY_MATCH_ENDS], key[-_BODY_MATCH_ENDS:]
+    first = body_text.find(head)
+    if first < 0:
+        return -1  # most lines outside the body: one scan
+    for start in (max(pos, first), first):
+        at = body_text.find(head, start)
+        while at >= 0:
+            end = body_text.find(tail, at + len(head))
+            if end >= 0 and abs(end + len(tail) - at - len(key)) <= 0.1 * len(key) + 20:
+                return at
+            at = body_text.find(head, at + 1)
+    return -1
+
+
+def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int, story_tail: bool = False) -> str:
     """When the page marks its article body (``_ARTICLE_BODY_CLASSES``/``_IDS``, ``itemprop=articleBody``)
     and that element holds most of the extracted prose, drop the extracted lines that lie outside it
-    (galleries, teaser lists, sign-up boxes around the story), keeping the page's <h1>."""
+    (galleries, teaser lists, sign-up boxes around the story), keeping the page's <h1>. When it marks none,
+    the story's container (``_story_container``) stands in for it with ``story_tail``, and only the lines
+    after the story go (teaser lists, "next article" boxes, notices): the lede and dek often sit in a
+    container of their own."""
     doc = rw.tree.document
     if doc is None or prose_total < 300:
         return out
     rw._article_body()
     # read the bodies' text now, after the rewrite (inline code in backticks, placeholders), as extracted
     texts = [b.text or "" for b in rw.body_elements if doc.contains(b)]
-    if not texts:
+    if texts:
+        return _restrict_to_texts(out, texts, prose_total, rw.title())
+    cont = _story_container(doc) if story_tail else None
+    if cont is None:
         return out
+    return _drop_after_story(out, _norm_ws(cont.text or ""), prose_total, rw.title())
+
+
+def _line_key(line: str) -> str:
+    """An extracted line as it reads in an element's whitespace-normalised text (list bullets off)."""
+    st = line.strip()
+    if st and st[0] in _BULLET_STARTS:
+        st = _BULLET_PREFIX_RE.sub("", st)
+    return _norm_ws(st) if "  " in st or "\t" in st or "\xa0" in st else st
+
+
+def _drop_after_story(out: str, story_text: str, prose_total: int, title: str) -> str:
+    """Drop the lines after the last one found in ``story_text`` (searched from the end: a few lookups)
+    when the lines up to it hold 70%+ of the extracted prose; blank lines, placeholders and the ``title``
+    line stay."""
+    lines = out.split("\n")
+    last = -1
+    for i in range(len(lines) - 1, -1, -1):
+        key = _line_key(lines[i])
+        if key and (key in story_text or len(key) >= 2 * _BODY_MATCH_ENDS and _find_ends(story_text, key, 0) >= 0):
+            last = i
+            break
+    if last < 0 or last == len(lines) - 1 or sum(len(ln) for ln in lines[:last + 1] if _is_prose(ln)) < 0.7 * prose_total:
+        return out
+    return "\n".join(lines[:last + 1] + [ln for ln in lines[last + 1:]
+                                          if not ln.strip() or _PH_OPEN in ln or (title and _norm_ws(ln) == title)])
+
+
+_STORY_PARAGRAPH_MIN = 100  # characters of a <p> that counts as story text
+_STORY_LEVELS = 4  # a paragraph's text counts for its parent and that many ancestors in all
+_STORY_SHARE = 0.8
+
+
+def _story_container(doc):
+    """The smallest element (a paragraph's parent up to ``_STORY_LEVELS`` ancestors up) that holds at least
+    ``_STORY_SHARE`` of the text of the page's paragraphs of ``_STORY_PARAGRAPH_MIN``+ characters; None
+    when that is ``<body>`` or no paragraph is that long. One ``<p>`` query per page."""
+    parents: dict = {}
+    total = 0
+    for p in doc.query_selector_all("p").values():
+        n = len(p.text or "")
+        if n >= _STORY_PARAGRAPH_MIN:
+            total += n
+            par = p.parent
+            parents[par] = parents.get(par, 0) + n
+    score = dict(parents)
+    for par, n in parents.items():  # distinct parents only: each node looked up costs a Python object
+        for _ in range(_STORY_LEVELS - 1):
+            par = par.parent if par is not None else None
+            if par is None:
+                break
+            score[par] = score.get(par, 0) + n
+    best, best_n = None, 0
+    for el, n in score.items():
+        if n >= _STORY_SHARE * total and (best is None or n < best_n):
+            best, best_n = el, n
+    if best is None or (best.tag or "").lower() in ("body", "html"):
+        return None
+    return best
+
+
+def _restrict_to_texts(out: str, texts: list[str], prose_total: int, title: str) -> str:
+    """Drop the lines of ``out`` not found in ``texts`` when the lines found hold 70%+ of the extracted
+    prose; blank lines, placeholders and the ``title`` line stay."""
     body_text = " \n ".join(_norm_ws(t) for t in texts)
     lines = out.split("\n")
     inside = []
@@ -1286,16 +1492,14 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
     pos = 0  # extracted lines follow document order: look after the previous hit first (linear, not
     # lines x body length on long pages)
     for ln in lines:
-        st = ln.lstrip()
-        if not st:
-            inside.append(False)
-            continue
-        key = _norm_ws(_BULLET_PREFIX_RE.sub("", st) if st[0] in _BULLET_STARTS else st)
+        key = _line_key(ln)
         ok = False
         if key:
             at = body_text.find(key, pos)
             if at < 0:
                 at = body_text.find(key)
+            if at < 0 and len(key) >= 2 * _BODY_MATCH_ENDS:
+                at = _find_ends(body_text, key, pos)
             if at >= 0:
                 ok, pos = True, at
         inside.append(ok)
@@ -1303,7 +1507,6 @@ def _restrict_to_article_body(rw: "_Rewriter", out: str, prose_total: int) -> st
             prose_in += len(ln)
     if prose_in < 0.7 * prose_total:
         return out
-    title = rw.title()
     kept = [ln for ln, ok in zip(lines, inside)
             if ok or not ln.strip() or _PH_OPEN in ln or (title and _norm_ws(ln) == title)]
     return "\n".join(kept)
@@ -1320,14 +1523,17 @@ def extract_marked_lines(html: str | bytes) -> list[str]:
 
 
 def extract_html_detailed(html: str | bytes, url: str | None = None, *, main_content: bool = True,
-                          block_filter: bool = False,
+                          block_filter: bool = False, story_tail: bool = False,
                           time_limit_s: float | None = DEFAULT_TIME_LIMIT_S) -> tuple[str, dict]:
     """``extract_html`` plus counters ``{"n_code_blocks", "n_inline_code", "n_math", "n_tables"}``.
     ``block_filter`` drops chrome lines with the line classifier of ``assay.stages.web.blocks`` (off by
     default: +0.005 dev F1 for ~20% more CPU, which breaks the 5x-trafilatura speed target; see bench_web).
-    Raises ``ExtractTooDeep`` / ``ExtractTimeout`` (``ExtractLimitError.reason`` is the reject reason)."""
+    ``story_tail`` drops the lines after the story on pages that mark no article body (``_story_container``;
+    off by default: train+dev F1 ir_chaos +0.0015/+0.0019, scrapinghub +0.0007, readability +0.0012, for
+    ~3-4% more CPU, which took the same-run speed ratio on scrapinghub and readability below 5x; see
+    bench_web's ``assay+tail``). Raises ``ExtractTooDeep`` / ``ExtractTimeout`` (``ExtractLimitError.reason`` is the reject reason)."""
     use_filter = main_content and block_filter
-    raw = _extract_raw(html, main_content, time_limit_s)
+    raw = _extract_raw(html, main_content, time_limit_s, story_tail)
     if raw is None:
         return "", dict(_EMPTY_STATS)
     out, rw = raw

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assay.stages.web.extract import (_cut_teaser_tail, _drop_galleries, _drop_private_chars, _math_markup,
-                                      _PH_CLOSE, _PH_OPEN, extract_html)
+                                      _PH_CLOSE, _PH_OPEN, extract_html, extract_html_detailed)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
@@ -197,3 +197,69 @@ def test_drop_scripts_keeps_mathjax_and_text():
     assert _drop_scripts("<p>no scripts</p>") == "<p>no scripts</p>"
     page = f'<html><body><script>document.title = "Never text"</script><article>{STORY}</article></body></html>'
     assert "Never text" not in extract_html(page) and "Paragraph 7" in extract_html(page)
+
+
+# -- calls to action after the story -----------------------------------------------------------------
+def test_tail_calls_to_action_dropped_story_mentions_kept():
+    from assay.stages.web.extract import _drop_tail_calls_to_action
+
+    story = [f"Paragraph {i} of the story explains one more part of the events in some detail, with quotes "
+             f"and numbers." for i in range(8)]
+    mention = "The company said its newsletter reached two million readers last year, a record for the firm."
+    cta = "Sign up now for the Daily newsletter to get breaking news delivered straight to your inbox!"
+    notice = "Quotes delayed at least 15 minutes. Market data provided by Interactive Data."
+    text = "\n".join(story[:2] + [mention] + story[2:] + [cta, notice])
+    out = _drop_tail_calls_to_action(text)
+    assert mention in out and all(s in out for s in story)  # the mention comes before the story ended
+    assert cta not in out and notice not in out
+
+
+def test_tail_notices_dropped_real_page(shared_data):
+    # fortune.com (ir_chaos train): affiliate and market-data notices after the story
+    page = _page("robot_1", "ir_chaos", shared_data)
+    text = extract_html(page.html)
+    assert "Quotes delayed at least 15 minutes" not in text and "may receive compensation" not in text
+    assert "between 360,000 to 670" in text
+
+
+# -- the story's container on pages that mark no article body ----------------------------------------
+def test_story_container_drops_tail_keeps_lede():
+    from resiliparse.parse.html import HTMLTree
+
+    from assay.stages.web.extract import _story_container
+
+    lede = ("<div class='standfirst'><p>The lede sits in a container of its own above the story and states "
+            "what happened, where and when, in one long sentence for the reader.</p></div>")
+    teasers = "".join(f"<div class='card'><h3>Other headline {i}</h3><p>A teaser summary for another story "
+                      f"number {i}, written as a sentence.</p></div>"
+                      for i in range(4))
+    html = (f"<html><body><h1>Title</h1>{lede}<div class='story'>{STORY}</div><div class='more'>{teasers}</div>"
+            "</body></html>")
+    cont = _story_container(HTMLTree.parse(html).document)
+    assert cont is not None and cont.getattr("class") == "story"
+    text = extract_html_detailed(html, story_tail=True)[0]
+    assert "The lede sits in a container" in text and "Paragraph 7 of the story" in text
+    assert "teaser summary" not in text and "Other headline" not in text
+    assert "teaser summary" in extract_html(html)  # off by default (speed)
+
+
+def test_story_split_over_sections_kept_whole():
+    # the story's paragraphs in several sibling sections: the container is their common parent
+    from resiliparse.parse.html import HTMLTree
+
+    from assay.stages.web.extract import _story_container
+
+    html = ("<html><body><main><div class='post'>" + "".join(f"<section>{STORY}</section>" for _ in range(3))
+            + "</div></main><footer><p>" + "Footer text that is long enough to count as a paragraph here. " * 3
+            + "</p></footer></body></html>")
+    cont = _story_container(HTMLTree.parse(html).document)
+    assert cont is not None and cont.getattr("class") == "post"
+
+
+def test_story_container_tail_real_page(shared_data):
+    # abc.net.au (ir_chaos train): a numbered "Features" teaser list with summaries follows the story
+    page = _page("afghanistan_5", "ir_chaos", shared_data)
+    text = extract_html_detailed(page.html, story_tail=True)[0]
+    assert "Does Britain have a manners problem?" not in text
+    assert "By Ben Pobjie" not in text
+    assert _f1(page, text) > 0.98
