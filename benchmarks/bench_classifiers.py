@@ -306,13 +306,17 @@ def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOU
     langs = np.array([e.lang for e in ex])
     groups = [("all", np.ones(len(y), dtype=bool))] + [(lg, langs == lg) for lg in sorted(set(langs.tolist()))]
     scores, X, names = {}, None, None
-    with tempfile.TemporaryDirectory() as tmp:
-        ml = yaml.safe_load((repo / "classifiers/configs/web_ml.yaml").read_text())
-        for src in ml["labelled"]:
+
+    def drop_held(sources: list[dict]) -> None:  # no HPLT file or CORE document of a held-out language
+        for src in sources:
             if src["builder"] == "hplt_inspection":
                 src["langs"] = keep3
             if src["builder"] == "register_core":
                 src["path"] = core
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ml = yaml.safe_load((repo / "classifiers/configs/web_ml.yaml").read_text())
+        drop_held(ml["labelled"])
         ml["eval_sets"] = {}
         ml["calibration"] = {"include_holdout": True, "sources": []}
         train(load_recipe_from(ml, load_recipe, tmp), tmp, data_root=root, verbose=False)
@@ -321,11 +325,7 @@ def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOU
             comb = yaml.safe_load(text)
             comb["models"] = {m: [lg for lg in langs_ if lg not in held.values()] for m, langs_ in comb["models"].items()}
             comb["models"][ml_path] = comb["models"].pop("web_ml")
-            for src in comb["labelled"]:
-                if src["builder"] == "hplt_inspection":
-                    src["langs"] = keep3
-                if src["builder"] == "register_core":
-                    src["path"] = core
+            drop_held(comb["labelled"])
             comb["eval_sets"] = {}
             comb["calibration"] = comb["calibration"][:1]
             out = Path(tmp) / f"comb{len(scores)}"
