@@ -4,7 +4,8 @@
    never trained or tuned on): ROC AUC per set and per language of ``stages.web.quality_score`` (the
    order the default recipe tiers by), the ``web`` and ``web_ml`` models alone, and the anchors measured
    in the same run: document length, the previous ``web`` model and the previous order max(web, stem)
-   percentile (the shipped models of ``--baseline-rev``, read from git). Also the adult-word share
+   percentile (the shipped models of ``--baseline-rev``, read from git) and the round-1 combiner file
+   (``HELDOUT_ANCHOR_REV``, same models and features). Also the adult-word share
    against HPLT porn labels per language.
 
 1. Prediction throughput per core (documents/s) of every shipped model through our batch path
@@ -146,6 +147,7 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
 
 
 BASELINE_REV = "67ee056"  # the commit before the learned web order (web + stem models, max of percentiles)
+HELDOUT_ANCHOR_REV = "be7cd5a"  # round 1 of the learned order (fallback: raw features, every source, L2 10)
 
 TEST_SETS = {
     # name: source spec (test split only; split_dataset as in the training configs, else the name);
@@ -205,6 +207,15 @@ def _baseline_models(rev: str, tmp: Path) -> dict:
     return out
 
 
+def _combiner_at(rev: str) -> dict | None:
+    """The shipped combiner file of an earlier commit (``git show``), or None where git cannot read it."""
+    import subprocess
+
+    r = subprocess.run(["git", "-C", str(Path(__file__).resolve().parents[1]), "show",
+                        f"{rev}:classifiers/models/web_quality.json"], capture_output=True, text=True)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
 def bench_quality(rev: str = BASELINE_REV) -> dict:
     """Test-split ROC AUC per set and per language: ours, models alone, anchors (same run)."""
     import assay.classifiers
@@ -221,6 +232,7 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         base = _baseline_models(rev, Path(tmp))
+        prev = _combiner_at(HELDOUT_ANCHOR_REV)
         for name, exs in sets.items():
             texts = [e.text for e in exs]
             X, names, langs = quality_features(texts, comb["models"])
@@ -233,6 +245,8 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
                 sc["anchor: previous web model"] = w
                 sc["anchor: previous max(web, stem) pct"] = np.maximum(percentile(base["web"].path, w),
                                                                        percentile(base["stem"].path, st))
+            if prev and prev["features"] == names:  # same features and models: only the combiner file differs
+                sc[f"anchor: combiner at {HELDOUT_ANCHOR_REV}"] = combine(X, names, prev)
             scorers[name] = sc
             for e, lang in zip(exs, langs):
                 e.detected = lang
@@ -268,9 +282,6 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
 
 
 HELD_OUT_LANGS = {"hin": "hi", "nno": "nn"}  # the HPLT files that a file-level split puts in test
-
-
-HELDOUT_ANCHOR_REV = "be7cd5a"  # round 1 of the learned order (fallback: raw features, every source, L2 10)
 
 
 def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOUT_ANCHOR_REV) -> dict:
