@@ -4,7 +4,8 @@
    never trained or tuned on): ROC AUC per set and per language of ``stages.web.quality_score`` (the
    order the default recipe tiers by), the ``web`` and ``web_ml`` models alone, and the anchors measured
    in the same run: document length, the previous ``web`` model and the previous order max(web, stem)
-   percentile (the shipped models of ``--baseline-rev``, read from git). Also the adult-word share
+   percentile (the shipped models of ``--baseline-rev``, read from git) and the round-1 combiner file
+   (``HELDOUT_ANCHOR_REV``, same models and features). Also the adult-word share
    against HPLT porn labels per language.
 
 1. Prediction throughput per core (documents/s) of every shipped model through our batch path
@@ -146,6 +147,7 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
 
 
 BASELINE_REV = "67ee056"  # the commit before the learned web order (web + stem models, max of percentiles)
+HELDOUT_ANCHOR_REV = "be7cd5a"  # round 1 of the learned order (fallback: raw features, every source, L2 10)
 
 TEST_SETS = {
     # name: source spec (test split only; split_dataset as in the training configs, else the name);
@@ -205,6 +207,15 @@ def _baseline_models(rev: str, tmp: Path) -> dict:
     return out
 
 
+def _combiner_at(rev: str) -> dict | None:
+    """The shipped combiner file of an earlier commit (``git show``), or None where git cannot read it."""
+    import subprocess
+
+    r = subprocess.run(["git", "-C", str(Path(__file__).resolve().parents[1]), "show",
+                        f"{rev}:classifiers/models/web_quality.json"], capture_output=True, text=True)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
 def bench_quality(rev: str = BASELINE_REV) -> dict:
     """Test-split ROC AUC per set and per language: ours, models alone, anchors (same run)."""
     import assay.classifiers
@@ -221,6 +232,7 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         base = _baseline_models(rev, Path(tmp))
+        prev = _combiner_at(HELDOUT_ANCHOR_REV)
         for name, exs in sets.items():
             texts = [e.text for e in exs]
             X, names, langs = quality_features(texts, comb["models"])
@@ -233,6 +245,8 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
                 sc["anchor: previous web model"] = w
                 sc["anchor: previous max(web, stem) pct"] = np.maximum(percentile(base["web"].path, w),
                                                                        percentile(base["stem"].path, st))
+            if prev and prev["features"] == names:  # same features and models: only the combiner file differs
+                sc[f"anchor: combiner at {HELDOUT_ANCHOR_REV}"] = combine(X, names, prev)
             scorers[name] = sc
             for e, lang in zip(exs, langs):
                 e.detected = lang
@@ -270,10 +284,13 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
 HELD_OUT_LANGS = {"hin": "hi", "nno": "nn"}  # the HPLT files that a file-level split puts in test
 
 
-def bench_heldout_languages(held=HELD_OUT_LANGS) -> dict:
+def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOUT_ANCHOR_REV) -> dict:
     """Languages never seen: retrain web_ml and the combiner without any text in ``held`` (HPLT files,
     CORE documents) into a temporary folder, with those languages removed from every model's coverage
-    (the neutral treatment), and score every labelled HPLT row of the held-out languages."""
+    (the neutral treatment), and score every labelled HPLT row of the held-out languages. The anchor: the
+    combiner config of ``anchor_rev`` (read from git), trained the same way on the same web_ml in the same run."""
+    import subprocess
+
     import yaml
 
     from assay.classifiers.combine import load_combiner_recipe, train_combiner
@@ -287,42 +304,60 @@ def bench_heldout_languages(held=HELD_OUT_LANGS) -> dict:
     keep3 = sorted({p.name.split("_")[0] for p in (root / "quality/hplt_inspection").glob("*.tsv.gz")} - set(held))
     core = [f"multilingual/turku_register_core/{p.name}" for p in sorted((root / "multilingual/turku_register_core").glob("*.tsv.gz"))
             if p.name.split(".")[0] not in held.values()]
+    configs = {"quality_score (ours)": (repo / "classifiers/configs/web_quality.yaml").read_text()}
+    if anchor_rev:
+        r = subprocess.run(["git", "-C", str(repo), "show", f"{anchor_rev}:classifiers/configs/web_quality.yaml"],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            configs[f"anchor: combiner config at {anchor_rev}"] = r.stdout
     t0 = time.time()
-    with tempfile.TemporaryDirectory() as tmp:
-        ml = yaml.safe_load((repo / "classifiers/configs/web_ml.yaml").read_text())
-        for src in ml["labelled"]:
+    ex = build_source({"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz", "langs": sorted(held)},
+                      root)[0]
+    y = np.array([e.label for e in ex])
+    langs = np.array([e.lang for e in ex])
+    groups = [("all", np.ones(len(y), dtype=bool))] + [(lg, langs == lg) for lg in sorted(set(langs.tolist()))]
+    scores, X, names = {}, None, None
+
+    def drop_held(sources: list[dict]) -> None:  # no HPLT file or CORE document of a held-out language
+        for src in sources:
             if src["builder"] == "hplt_inspection":
                 src["langs"] = keep3
             if src["builder"] == "register_core":
                 src["path"] = core
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ml = yaml.safe_load((repo / "classifiers/configs/web_ml.yaml").read_text())
+        drop_held(ml["labelled"])
         ml["eval_sets"] = {}
         ml["calibration"] = {"include_holdout": True, "sources": []}
         train(load_recipe_from(ml, load_recipe, tmp), tmp, data_root=root, verbose=False)
-        comb = yaml.safe_load((repo / "classifiers/configs/web_quality.yaml").read_text())
         ml_path = str(Path(tmp) / "web_ml.ftz")
-        comb["models"] = {m: [lg for lg in langs if lg not in held.values()] for m, langs in comb["models"].items()}
-        comb["models"][ml_path] = comb["models"].pop("web_ml")
-        for src in comb["labelled"]:
-            if src["builder"] == "hplt_inspection":
-                src["langs"] = keep3
-            if src["builder"] == "register_core":
-                src["path"] = core
-        comb["eval_sets"] = {}
-        comb["calibration"] = comb["calibration"][:1]
-        cpath = Path(tmp) / "comb.yaml"
-        cpath.write_text(yaml.safe_dump(comb))
-        train_combiner(load_combiner_recipe(cpath), tmp, data_root=root, verbose=False)
-        c = json.loads((Path(tmp) / "web_quality.json").read_text())
-        ex = build_source({"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz",
-                           "langs": sorted(held)}, root)[0]
-        X, names, _ = quality_features([e.text for e in ex], c["models"])
-        s = combine(X, names, c)
-    y = np.array([e.label for e in ex])
-    langs = np.array([e.lang for e in ex])
-    out = {"all": (len(y), int((y == 0).sum()), roc_auc(y, s), roc_auc(y, X[:, names.index("log_chars")]))}
-    for lg in sorted(set(langs.tolist())):
-        m = langs == lg
-        out[lg] = (int(m.sum()), int((y[m] == 0).sum()), roc_auc(y[m], s[m]), roc_auc(y[m], X[m, names.index("log_chars")]))
+        for label, text in configs.items():
+            comb = yaml.safe_load(text)
+            comb["models"] = {m: [lg for lg in langs_ if lg not in held.values()] for m, langs_ in comb["models"].items()}
+            comb["models"][ml_path] = comb["models"].pop("web_ml")
+            drop_held(comb["labelled"])
+            comb["eval_sets"] = {}
+            comb["calibration"] = comb["calibration"][:1]
+            out = Path(tmp) / f"comb{len(scores)}"
+            cpath = Path(tmp) / f"comb{len(scores)}.yaml"
+            cpath.write_text(yaml.safe_dump(comb))
+            train_combiner(load_combiner_recipe(cpath), out, data_root=root, verbose=False)
+            c = json.loads((out / "web_quality.json").read_text())
+            X, names, _ = quality_features([e.text for e in ex], c["models"])
+            scores[label] = combine(X, names, c)
+    # which rows the fallback scored (lid.176 language outside every model's list) and which the main regression
+    # (lid.176 says a covered language, e.g. Nynorsk read as Norwegian "no")
+    fb = ~np.any(X[:, [i for i, n in enumerate(names) if n.endswith("__covered")]] > 0, axis=1)
+    L = X[:, names.index("log_chars")]
+
+    def auc(m, s):
+        return roc_auc(y[m], s[m]) if 0 < y[m].sum() < m.sum() else float("nan")
+
+    out = {}
+    for lg, m in groups:
+        out[lg] = (int(m.sum()), int((y[m] == 0).sum()), {k: auc(m, s) for k, s in scores.items()}, auc(m, L),
+                   int((m & fb).sum()), int((y[m & fb] == 0).sum()), {k: auc(m & fb, s) for k, s in scores.items()})
     return {"rows": out, "seconds": time.time() - t0}
 
 
@@ -337,10 +372,15 @@ def load_recipe_from(raw: dict, load_recipe, tmp: str):
 def print_heldout(res: dict) -> None:
     print(f"\n## Held-out languages (never in any training text: {', '.join(HELD_OUT_LANGS.values())}): web_ml and"
           f" the combiner retrained without them ({res['seconds']:.0f} s), every labelled HPLT row\n")
-    print("| language | n | bad | quality_score ROC AUC | length baseline |")
-    print("|---|---|---|---|---|")
-    for lg, (n, neg, auc, base) in res["rows"].items():
-        print(f"| {lg} | {n} | {neg} | {auc:.3f} | {base:.3f} |")
+    cols = list(next(iter(res["rows"].values()))[2])
+    print("| language | n | bad | " + " | ".join(f"{c} ROC AUC" for c in cols) + " | length baseline |"
+          " rows scored by the fallback (bad) | " + " | ".join(f"fallback rows: {c}" for c in cols) + " |")
+    print("|---|---|---|" + "---|" * (2 * len(cols) + 2))
+    for lg, (n, neg, aucs, base, n_fb, neg_fb, aucs_fb) in res["rows"].items():
+        print(f"| {lg} | {n} | {neg} | " + " | ".join(f"{aucs[c]:.3f}" for c in cols) + f" | {base:.3f} | {n_fb} ({neg_fb}) | "
+              + " | ".join(f"{aucs_fb[c]:.3f}" for c in cols) + " |")
+    print("\nRows whose lid.176 language no (retrained) model covers are scored by the combiner's fallback alone; the"
+          " others (lid.176 read them as a covered language) by the stacked main regression.")
 
 
 def print_quality(res: dict) -> None:

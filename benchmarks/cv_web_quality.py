@@ -8,6 +8,10 @@ variant's sources (human-labelled sources restricted to the other folds) and sco
 the pooled out-of-fold ROC AUC is reported.
 
     .venv/bin/python benchmarks/cv_web_quality.py web [VARIANT ...]      # web model recipe variants
+    .venv/bin/python benchmarks/cv_web_quality.py lolo-v3                # fallback variants, leave-one-language-out
+    .venv/bin/python benchmarks/cv_web_quality.py stacked-v3             # covered-language path with each fallback
+    .venv/bin/python benchmarks/cv_web_quality.py lolo-gbm               # gradient boosting (needs scikit-learn)
+    .venv/bin/python benchmarks/cv_web_quality.py lolo-naturalness       # + char n-gram fastText feature (9 min)
 """
 from __future__ import annotations
 
@@ -443,6 +447,191 @@ def _main():
         cv_main_dev()
     elif sys.argv[1] == "stacked":
         cv_stacked_fallback()
+    elif sys.argv[1] == "lolo-v3":
+        cv_lolo_v3(sys.argv[2:] or None)
+    elif sys.argv[1] == "lolo-naturalness":
+        cv_lolo_naturalness()
+    elif sys.argv[1] == "lolo-gbm":
+        cv_lolo_gbm()
+    elif sys.argv[1] == "stacked-v3":
+        cv_stacked_v3(*([sys.argv[2:]] if len(sys.argv) > 2 else []))
+
+
+# --- round 2 (fallback for uncovered languages): rows, L2, rank features; stacked main with each fallback -------
+def _ranked(X, ref, nq):
+    from assay.classifiers.combine import rank_features
+
+    q = [np.quantile(ref[:, j], np.linspace(0, 1, nq)).tolist() for j in range(X.shape[1])]
+    return np.hstack([X, rank_features(X, q)])
+
+
+def _fit_fallback(X, y, sets, rows, l2, nq, hw=3.0):
+    """(params, design function) of a fallback fitted on ``rows``; rank quantiles from those rows only."""
+    from assay.classifiers.combine import fit_logistic
+
+    ref = X[rows]
+    design = (lambda Z: _ranked(Z, ref, nq)) if nq else (lambda Z: Z)
+    return fit_logistic(design(X[rows]), y[rows], weights(y[rows], sets[rows], hw), l2=l2), design
+
+
+FALLBACK_VARIANTS = {  # name -> (row sets, L2, rank quantiles)
+    "round1 (all rows, L2 10)": (("hplt", "turku_docs", "core_mt"), 10.0, 0),
+    "all rows, L2 100": (("hplt", "turku_docs", "core_mt"), 100.0, 0),
+    "no CORE-MT rows, L2 10": (("hplt", "turku_docs"), 10.0, 0),
+    "no CORE-MT rows, L2 100": (("hplt", "turku_docs"), 100.0, 0),
+    "no CORE-MT rows, L2 300": (("hplt", "turku_docs"), 300.0, 0),
+    "HPLT rows only, L2 100": (("hplt",), 100.0, 0),
+    "all rows + rank21, L2 30": (("hplt", "turku_docs", "core_mt"), 30.0, 21),
+    "all rows + rank21, L2 100": (("hplt", "turku_docs", "core_mt"), 100.0, 21),
+    "all rows + rank21, L2 300": (("hplt", "turku_docs", "core_mt"), 300.0, 21),
+    "no CORE-MT rows + rank21, L2 30": (("hplt", "turku_docs"), 30.0, 21),
+    "no CORE-MT rows + rank21, L2 100 (shipped)": (("hplt", "turku_docs"), 100.0, 21),
+    "no CORE-MT rows + rank21, L2 300": (("hplt", "turku_docs"), 300.0, 21),
+    "no CORE-MT rows + rank101, L2 100": (("hplt", "turku_docs"), 100.0, 101),
+    "HPLT rows only + rank21, L2 100": (("hplt",), 100.0, 21),
+}
+
+
+def cv_lolo_v3(variants=None):
+    """Leave-one-language-out over the 16 HPLT languages of train+dev (hi/nn never read): each fallback variant
+    fitted without the left-out language (its rank quantiles too), scoring that language's HPLT rows."""
+    from assay.classifiers.combine import predict_logistic
+    from assay.classifiers.metrics import roc_auc
+
+    X, names, y, sets, lang, split, group, texts, det = comb_table()
+    hl = sorted(set(lang[sets == "hplt"].tolist()))
+    m = sets == "hplt"
+    for vname, (rows, l2, nq) in FALLBACK_VARIANTS.items():
+        if variants and vname not in variants:
+            continue
+        oof = np.full(len(y), np.nan)
+        for L in hl:
+            prm, design = _fit_fallback(X, y, sets, (lang != L) & np.isin(sets, rows), l2, nq)
+            te = (lang == L) & m
+            oof[te] = predict_logistic(prm, design(X[te]))
+        per = {L: roc_auc(y[m & (lang == L)], oof[m & (lang == L)]) for L in hl if (y[m & (lang == L)] == 0).sum() >= 3}
+        print(json.dumps({"fallback": vname, "pooled_hplt": round(roc_auc(y[m], oof[m]), 4),
+                          "mean_per_language": round(float(np.mean(list(per.values()))), 4), "n_lang": len(per),
+                          "per_language": {k: round(v, 3) for k, v in per.items()}}), flush=True)
+
+
+def cv_lolo_gbm(settings=((2, 100, 0.05), (3, 200, 0.05), (3, 100, 0.1), (None, 200, 0.05))):
+    """Gradient boosting instead of the logistic regression for the fallback (same rows and weights as the shipped
+    fallback, raw features), leave-one-language-out as in :func:`cv_lolo_v3`. Needs scikit-learn, which is not a
+    dependency of assay (``pip install scikit-learn``): measured only, not shipped."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from assay.classifiers.metrics import roc_auc
+
+    X, names, y, sets, lang, split, group, texts, det = comb_table()
+    hl = sorted(set(lang[sets == "hplt"].tolist()))
+    m = sets == "hplt"
+    for depth, iters, lr in settings:
+        oof = np.full(len(y), np.nan)
+        for L in hl:
+            tr, te = (lang != L) & (sets != "core_mt"), (lang == L) & m
+            gb = HistGradientBoostingClassifier(max_depth=depth, max_iter=iters, learning_rate=lr, min_samples_leaf=40,
+                                                l2_regularization=1.0, random_state=0)
+            gb.fit(X[tr], y[tr], sample_weight=weights(y[tr], sets[tr]))
+            oof[te] = gb.predict_proba(X[te])[:, 1]
+        per = [roc_auc(y[m & (lang == L)], oof[m & (lang == L)]) for L in hl if (y[m & (lang == L)] == 0).sum() >= 3]
+        print(json.dumps({"fallback": f"gradient boosting depth={depth} iters={iters} lr={lr}, no CORE-MT rows",
+                          "pooled_hplt": round(roc_auc(y[m], oof[m]), 4),
+                          "mean_per_language": round(float(np.mean(per)), 4)}), flush=True)
+
+
+def cv_lolo_naturalness(inner_folds=4):
+    """A character n-gram fastText "naturalness" model (minn 2, maxn 4, dim 16; trained on the good/bad labels of
+    the HPLT + Turku rows of every language but the left-out one, bad rows upsampled) as one more fallback feature
+    (its logit; raw + rank, L2 100 as shipped). Its value on the fallback's own training rows is cross-fitted
+    (``inner_folds`` folds by group), so the regression sees out-of-sample values. About 9 minutes."""
+    from assay.classifiers.combine import predict_logistic
+    from assay.classifiers.metrics import roc_auc
+    from assay.classifiers.model import _import_fasttext
+    from assay.classifiers.text import Normalization, normalize
+    from assay.classifiers.train import _train_isolated, _write_fasttext_file
+
+    ft = _import_fasttext()
+    X, names, y, sets, lang, split, group, texts, det = comb_table()
+    hl = sorted(set(lang[sets == "hplt"].tolist()))
+    m, nc = sets == "hplt", sets != "core_mt"
+    norm = Normalization(lowercase=True, digits="0", max_chars=4000)
+    nt = [normalize(t, norm) for t in texts]
+    params = {"dim": 16, "epoch": 10, "lr": 0.2, "wordNgrams": 1, "minCount": 2, "bucket": 100000, "thread": 1,
+              "seed": 0, "minn": 2, "maxn": 4, "loss": "softmax"}
+    fold = np.array([int(hashlib.sha256(g.encode()).hexdigest()[:8], 16) % inner_folds for g in group])
+    with tempfile.TemporaryDirectory() as tmp:
+        def train(rows):
+            idx = np.flatnonzero(rows)
+            good, bad = idx[y[idx] == 1], idx[y[idx] == 0]
+            rep = max(1, len(good) // max(1, len(bad)))
+            ex = [(1, nt[i]) for i in good] + [(0, nt[i]) for i in bad for _ in range(rep)]
+            np.random.default_rng(0).shuffle(ex)
+            f = Path(tmp) / "nat.txt"
+            _write_fasttext_file(f, ex)
+            out = Path(tmp) / "nat.bin"
+            out.unlink(missing_ok=True)
+            _train_isolated(f, params, out, lambda msg: None)
+            return ft.load_model(str(out))
+
+        def logit(model, ids):
+            labs, probs = model.predict([nt[i] for i in ids], k=2)
+            p = np.clip([dict(zip(la, pr)).get("__label__1", 0.0) for la, pr in zip(labs, probs)], 1e-4, 1 - 1e-4)
+            return np.log(p / (1 - p))
+
+        alone, comb = np.full(len(y), np.nan), np.full(len(y), np.nan)
+        for L in hl:
+            tr, te = (lang != L) & nc, (lang == L) & m
+            nat = np.zeros(len(y))
+            for k in range(inner_folds):
+                ids = np.flatnonzero(tr & (fold == k))
+                nat[ids] = logit(train(tr & (fold != k)), ids)
+            nat[te] = logit(train(tr), np.flatnonzero(te))
+            Xa = np.hstack([X, nat[:, None]])
+            prm, design = _fit_fallback(Xa, y, sets, tr, 100.0, 21)
+            alone[te], comb[te] = nat[te], predict_logistic(prm, design(Xa[te]))
+    for vname, o in (("naturalness model alone", alone), ("shipped fallback + naturalness logit", comb)):
+        per = [roc_auc(y[m & (lang == L)], o[m & (lang == L)]) for L in hl if (y[m & (lang == L)] == 0).sum() >= 3]
+        print(json.dumps({"fallback": vname, "pooled_hplt": round(roc_auc(y[m], o[m]), 4),
+                          "mean_per_language": round(float(np.mean(per)), 4)}), flush=True)
+
+
+def cv_stacked_v3(variants=tuple(FALLBACK_VARIANTS), l2=30.0):
+    """The covered-language path with each fallback: the main regression [fallback logit (cross-fitted, 5 folds
+    by group), web/web_ml logits + covered] fitted on dev rows, 5-fold grouped CV within dev."""
+    import yaml
+
+    from assay.classifiers.combine import fit_logistic, predict_logistic
+    from assay.classifiers.metrics import roc_auc
+    from assay.stages.web.quality import quality_features
+
+    X0, names0, y0, sets0, lang0, split0, group0, texts, det = comb_table()
+    folds0 = np.array([fold_of(g) for g in group0])
+    models = yaml.safe_load((Path(__file__).resolve().parents[1] / "classifiers/configs/web_quality.yaml").read_text())["models"]
+    d = split0 == "dev"
+    p = CACHE / "dev_model_features.pkl"
+    if not p.exists():
+        p.write_bytes(pickle.dumps(quality_features([t for t, k in zip(texts, d) if k], models)))
+    Xd, names, _ = pickle.loads(p.read_bytes())
+    mcols = [i for i, n in enumerate(names) if "__" in n]
+    y, sets, lang, folds = y0[d], sets0[d], lang0[d], folds0[d]
+    for vname in variants:
+        rows, fl2, nq = FALLBACK_VARIANTS[vname]
+        fb_oof = np.zeros(len(y0))
+        for k in range(K):
+            prm, design = _fit_fallback(X0, y0, sets0, (folds0 != k) & np.isin(sets0, rows), fl2, nq)
+            z = np.clip(predict_logistic(prm, design(X0[folds0 == k])), 1e-12, 1 - 1e-12)
+            fb_oof[folds0 == k] = np.log(z / (1 - z))
+        Z = np.hstack([fb_oof[d][:, None], Xd[:, mcols]])
+        oof = np.zeros(len(y))
+        for k in range(K):
+            tr, te = folds != k, folds == k
+            prm = fit_logistic(Z[tr], y[tr], weights(y[tr], sets[tr], 3.0), l2=l2)
+            oof[te] = predict_logistic(prm, Z[te])
+        en = (lang == "en") & np.isin(sets, ["hplt", "turku_docs"])
+        print(json.dumps({"fallback": vname, "main_l2": l2, "english": round(roc_auc(y[en], oof[en]), 4),
+                          **{s: round(roc_auc(y[sets == s], oof[sets == s]), 4) for s in ("hplt", "turku_docs", "core_mt")}}),
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,15 @@ class CombinerRecipe(BaseModel):
     fallback: bool = True
     fallback_split: list[str] = Field(default_factory=lambda: ["train", "dev"])
     fallback_l2: float = 10.0
+    # labelled sources (by name) the fallback is fitted on (default: all of ``labelled``)
+    fallback_sources: list[str] | None = None
+    # > 0: besides each raw feature, the fallback also gets its rank, the empirical CDF at that many quantiles of
+    # the fallback's own training rows (label-free; a fixed monotone non-linearity per feature)
+    fallback_rank_quantiles: int = 0
+    # the stacked main regression's fallback logit may come from a second such regression with other rows / L2
+    # (None: the fallback's own); it never scores an uncovered language
+    stack_fallback_sources: list[str] | None = None
+    stack_fallback_l2: float | None = None
     # stacked fallback: the main regression's inputs are the fallback's logit plus the model features (not the
     # raw language-independent features, whose coefficients the fallback estimates on more rows); on the
     # main regression's rows the fallback logit is cross-fitted (``crossfit_folds`` folds grouped by example
@@ -107,6 +116,28 @@ def predict_logistic(params: dict, X: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
+def rank_features(X: np.ndarray, quantiles: list[list[float]]) -> np.ndarray:
+    """Empirical CDF of every column of ``X`` at its stored quantiles (linear between them, 0/1 outside)."""
+    X = np.asarray(X, dtype=np.float64)
+    out = np.empty_like(X)
+    for j, q in enumerate(quantiles):
+        out[:, j] = np.interp(X[:, j], q, np.linspace(0.0, 1.0, len(q)))
+    return out
+
+
+def fallback_design(fb: dict, X: np.ndarray) -> np.ndarray:
+    """The fallback's regression inputs from its raw features (``fb["features"]`` columns, in order): the raw
+    values, followed by their ranks where the fallback stores ``rank_quantiles``."""
+    X = np.asarray(X, dtype=np.float64)
+    q = fb.get("rank_quantiles")
+    return np.hstack([X, rank_features(X, q)]) if q else X
+
+
+def predict_fallback(fb: dict, X: np.ndarray) -> np.ndarray:
+    """P(good) of the fallback from its raw features (``fb["features"]`` columns, in order)."""
+    return predict_logistic(fb, fallback_design(fb, X))
+
+
 def _source_class_weights(y: np.ndarray, srcs: np.ndarray, recipe: CombinerRecipe) -> np.ndarray:
     """Every source the same total weight (times ``source_weights``), classes balanced within a source."""
     w = np.ones(len(y))
@@ -130,14 +161,17 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 def predict_combined(comb: dict, X: np.ndarray, names: list[str]) -> np.ndarray:
     """P(good) of a combiner. Where a model covers the text's language (any ``*__covered`` feature > 0): the
-    main regression, either over all features (``coef``) or, stacked (``main``), over the fallback's logit
-    and the model features; where none does: the ``fallback`` (language-independent features only)."""
+    main regression, either over all features (``coef``) or, stacked (``main``), over a fallback's logit
+    (``stack_fallback`` where the file has one, else ``fallback``) and the model features; where none does: the
+    ``fallback`` (language-independent features only)."""
     X = np.asarray(X, dtype=np.float64).reshape(-1, len(names))
     fb = comb.get("fallback")
-    fb_p = predict_logistic(fb, X[:, [names.index(f) for f in fb["features"]]]) if fb else None
+    fb_p = predict_fallback(fb, X[:, [names.index(f) for f in fb["features"]]]) if fb else None
     main = comb.get("main")
     if main:
-        Z = np.hstack([_logit(fb_p)[:, None], X[:, [names.index(f) for f in main["inputs"][1:]]]])
+        sfb = comb.get("stack_fallback")
+        sp = predict_fallback(sfb, X[:, [names.index(f) for f in sfb["features"]]]) if sfb else fb_p
+        Z = np.hstack([_logit(sp)[:, None], X[:, [names.index(f) for f in main["inputs"][1:]]]])
         p = predict_logistic(main, Z)
     else:
         p = predict_logistic(comb, X)
@@ -146,6 +180,32 @@ def predict_combined(comb: dict, X: np.ndarray, names: list[str]) -> np.ndarray:
         uncovered = ~np.any(X[:, cov] > 0, axis=1) if cov else np.ones(len(X), dtype=bool)
         p[uncovered] = fb_p[uncovered]
     return p
+
+
+def _fit_fallback(recipe: CombinerRecipe, sources: list[str] | None, l2: float, feats, fnames: list[str], root):
+    """A logistic regression over the language-independent features ``fnames`` (raw, plus their ranks when
+    ``recipe.fallback_rank_quantiles``), fitted on the ``fallback_split`` rows of the labelled ``sources`` (all
+    when None). Returns (params, card, (examples, design matrix, labels, weights, l2)) for cross-fitting."""
+    unknown = set(sources or []) - {s.get("name") for s in recipe.labelled}
+    if unknown:
+        raise ValueError(f"fallback sources {sorted(unknown)} are not names of labelled sources")
+    specs = [dict(s, split=list(recipe.fallback_split)) for s in recipe.labelled if sources is None or s.get("name") in sources]
+    fex, _ = build_sources(specs, root)
+    fex = [e for e in fex if e.label in (0, 1) and e.text.strip()]
+    Xf = feats([e.text for e in fex], {})[0][:, :len(fnames)]
+    yf = np.array([e.label for e in fex], dtype=np.float64)
+    wf = _source_class_weights(yf, np.array([e.source for e in fex]), recipe)
+    fb: dict = {"features": fnames}
+    nq = recipe.fallback_rank_quantiles
+    if nq > 0:
+        fb["rank_quantiles"] = [np.quantile(Xf[:, j], np.linspace(0, 1, nq)).tolist() for j in range(len(fnames))]
+    Df = fallback_design(fb, Xf)
+    fb.update(fit_logistic(Df, yf, wf, l2=l2))
+    dnames = fnames + ([f"rank({f})" for f in fnames] if nq > 0 else [])
+    card = {"n": int(len(yf)), "n_negative": int((yf == 0).sum()), "splits": list(recipe.fallback_split),
+            "sources": sorted({e.source for e in fex}), "l2": l2, "rank_quantiles": nq,
+            "coefficients_standardised": dict(zip(dnames, fb["coef"]))}
+    return fb, card, (fex, Df, yf, wf, l2)
 
 
 def _fold(group: str, k: int) -> int:
@@ -195,34 +255,37 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
     X, names, _ = feats([e.text for e in exs], recipe.models)
     y = np.array([e.label for e in exs], dtype=np.float64)
     w = _source_class_weights(y, np.array([e.source for e in exs]), recipe)
-    fallback_card = None
+    fallback_card = stack_card = None
     fnames = [n for n in names if "__" not in n]
     if recipe.fallback:
-        fb_specs = [dict(s, split=list(recipe.fallback_split)) for s in recipe.labelled]
-        fex, _ = build_sources(fb_specs, root)
-        fex = [e for e in fex if e.label in (0, 1) and e.text.strip()]
-        Xf, _, _ = feats([e.text for e in fex], {})
-        Xf = Xf[:, :len(fnames)]
-        yf = np.array([e.label for e in fex], dtype=np.float64)
-        wf = _source_class_weights(yf, np.array([e.source for e in fex]), recipe)
-        fallback = {"features": fnames, **fit_logistic(Xf, yf, wf, l2=recipe.fallback_l2)}
-        fallback_card = {"n": int(len(yf)), "n_negative": int((yf == 0).sum()), "splits": list(recipe.fallback_split),
-                         "l2": recipe.fallback_l2, "coefficients_standardised": dict(zip(fnames, fallback["coef"]))}
-        log(f"fallback (uncovered languages) fitted on {len(yf)} rows")
+        fallback, fallback_card, fit_rows = _fit_fallback(recipe, recipe.fallback_sources, recipe.fallback_l2, feats,
+                                                          fnames, root)
+        log(f"fallback (uncovered languages) fitted on {fallback_card['n']} rows")
+        stack_fb = None
+        if recipe.stack_fallback and (recipe.stack_fallback_sources, recipe.stack_fallback_l2) != (None, None):
+            stack_fb, stack_card, fit_rows = _fit_fallback(
+                recipe, recipe.stack_fallback_sources or recipe.fallback_sources,
+                recipe.stack_fallback_l2 if recipe.stack_fallback_l2 is not None else recipe.fallback_l2, feats, fnames, root)
+            log(f"stacked main regression's fallback fitted on {stack_card['n']} rows")
     if recipe.fallback and recipe.stack_fallback:
         # cross-fitted fallback logit for the main regression's rows: fold k's rows are scored by a fallback
         # fitted without fold k (folds by example group, the unit benchmarks/splits.py splits by)
+        # (the stack fallback's rows and L2 where the recipe sets them, else the fallback's)
+        fex, Df, yf, wf, fl2 = fit_rows
+        base = stack_fb or fallback
         k = recipe.crossfit_folds
         ff = np.array([_fold(e.group, k) for e in fex])
         fm = np.array([_fold(e.group, k) for e in exs])
         oof = np.zeros(len(exs))
         for j in range(k):
-            prm = fit_logistic(Xf[ff != j], yf[ff != j], wf[ff != j], l2=recipe.fallback_l2)
+            prm = {**base, **fit_logistic(Df[ff != j], yf[ff != j], wf[ff != j], l2=fl2)}
             if (fm == j).any():
-                oof[fm == j] = _logit(predict_logistic(prm, X[fm == j][:, :len(fnames)]))
+                oof[fm == j] = _logit(predict_fallback(prm, X[fm == j][:, :len(fnames)]))
         inputs = ["fallback__logit"] + [n for n in names if "__" in n]
         Z = np.hstack([oof[:, None], X[:, [names.index(n) for n in inputs[1:]]]])
         params = {"main": {"inputs": inputs, **fit_logistic(Z, y, w, l2=recipe.l2)}, "fallback": fallback}
+        if stack_fb:
+            params["stack_fallback"] = stack_fb
         coefs = dict(zip(inputs, params["main"]["coef"]))
         train_auc = M.roc_auc(y, predict_logistic(params["main"], Z))
     else:
@@ -267,7 +330,8 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
             "reproduce": {"command": command or f"python -m assay.classifiers train --config {config_path} --out {out}",
                           "config": str(config_path), "config_sha256": cfg_sha},
             "training": {"n": int(len(y)), "n_negative": int((y == 0).sum()), "train_roc_auc": train_auc,
-                         "l2": recipe.l2, "seconds": round(time.time() - t0, 1), "fallback": fallback_card},
+                         "l2": recipe.l2, "seconds": round(time.time() - t0, 1), "fallback": fallback_card,
+                         "stack_fallback": stack_card},
             "data": src_cards, "eval_set_data": eval_cards, "metrics": {"test": results},
             "calibration": {"n_docs": table["n_docs"], "n_tokens": table["n_tokens"], "sources": cal_cards}}
     card = json.loads(json.dumps(card, default=lambda o: None if isinstance(o, float) else str(o)))
@@ -301,10 +365,16 @@ def combiner_card_markdown(card: dict) -> str:
     lines += ["", "## Coefficients (standardised features)", "", "| feature | coefficient |", "|---|---|"]
     for k, v in card["coefficients_standardised"].items():
         lines.append(f"| {k} | {v:+.3f} |")
-    fb = card["training"].get("fallback")
-    if fb:
-        lines += ["", f"## Fallback for languages no model covers (fitted on {fb['n']} rows of the {'+'.join(fb['splits'])}"
-                  f" splits, {fb['n_negative']} negative, L2 {fb['l2']})", "", "| feature | coefficient |", "|---|---|"]
+    for key, title in (("fallback", "Fallback for languages no model covers"),
+                       ("stack_fallback", "Fallback logit stacked into the main regression (covered languages only)")):
+        fb = card["training"].get(key)
+        if not fb:
+            continue
+        srcs = f" of {', '.join(fb['sources'])}" if fb.get("sources") else ""
+        rq = (f"; every feature also as rank(feature), its empirical CDF at {fb['rank_quantiles']} quantiles of these rows"
+              if fb.get("rank_quantiles") else "")
+        lines += ["", f"## {title} (fitted on {fb['n']} rows{srcs}, {'+'.join(fb['splits'])}"
+                  f" splits, {fb['n_negative']} negative, L2 {fb['l2']}{rq})", "", "| feature | coefficient |", "|---|---|"]
         for k, v in fb["coefficients_standardised"].items():
             lines.append(f"| {k} | {v:+.3f} |")
     lines += ["", "## Training data", "", "| source | builder | examples |", "|---|---|---|"]

@@ -11,11 +11,13 @@ Language awareness: a model's feature is its logit where the detected language i
 ``langs`` (from the combiner file) and exactly 0 elsewhere, together with a 0/1 "covered" indicator. A text
 whose detected language no model covers is scored by the combiner's *fallback*: a logistic regression over
 the language-independent signals only (heuristics, lid confidence, adult-word share and the text-shape
-signals of :func:`shape_features`), fitted on the human labels of every language (train+dev splits). Where a
-model covers the language, the main regression combines the fallback's logit with the model logits (stacked;
-fitted on the dev split, where the fallback logit is cross-fitted and the models are out of sample). That is the
-documented neutral treatment: no model ever ranks text in a language it was not trained on, and uncovered
-languages are still ordered by signals that mean the same in every language.
+signals of :func:`shape_features`; each as its raw value and as its rank, the empirical CDF at quantiles of the
+fallback's training rows), fitted on the human labels of HPLT and Turku in every language (train+dev splits).
+Where a model covers the language, the main regression combines the logit of a second such regression
+(``stack_fallback``: all labelled sources) with the model logits (stacked; fitted on the dev split, where that
+logit is cross-fitted and the models are out of sample). That is the documented neutral treatment: no model
+ever ranks text in a language it was not trained on, and uncovered languages are still ordered by signals that
+mean the same in every language.
 
 ``WebQualityScore`` stores ``quality__web_score`` (probability of "good" in [0, 1]),
 ``quality__web_pct`` (its token-weighted percentile on the reference sample of the combiner file) and

@@ -28,10 +28,34 @@ def test_covered_rows_use_the_stacked_main_regression_and_uncovered_rows_the_fal
     fb_p = 1 / (1 + np.exp(-1.0))
     assert p[1] == pytest.approx(fb_p)  # uncovered: the fallback alone
     assert p[0] == pytest.approx(1 / (1 + np.exp(-(0.5 * 1.0 + 2.0 * 3.0 + 0.1))))  # main over its logit + web
+    # a separate stack fallback feeds the main regression only; uncovered rows still get the fallback
+    sfb = {"features": ["a", "b"], **_params(2, [0.0, 3.0], -1.0)}
+    r = predict_combined({**comb, "stack_fallback": sfb}, X, names)
+    assert r[1] == pytest.approx(fb_p)
+    assert r[0] == pytest.approx(1 / (1 + np.exp(-(0.5 * -1.0 + 2.0 * 3.0 + 0.1))))
     # the old single-regression format still reads (no "main": one regression over every feature)
     old = {"features": names, **_params(4, [1.0, 0.0, 1.0, 0.0]), "fallback": fb}
     q = predict_combined(old, X, names)
     assert q[0] == pytest.approx(predict_logistic(old, X[:1])[0]) and q[1] == pytest.approx(fb_p)
+
+
+def test_fallback_with_rank_features_reads_raw_values_then_their_empirical_cdf():
+    from assay.classifiers.combine import fallback_design, predict_fallback, rank_features
+
+    q = [[0.0, 1.0, 2.0, 4.0, 8.0], [0.0, 0.5, 1.0, 1.5, 2.0]]
+    X = np.array([[-1.0, 0.25], [3.0, 2.0], [100.0, 1.0]])
+    R = rank_features(X, q)
+    assert R[:, 0].tolist() == pytest.approx([0.0, 0.625, 1.0])  # clipped below/above, linear between quantiles
+    assert R[:, 1].tolist() == pytest.approx([0.125, 1.0, 0.5])
+    fb = {"features": ["a", "b"], "rank_quantiles": q, **_params(4, [0.0, 0.0, 2.0, -1.0], 0.5)}
+    assert fallback_design(fb, X).shape == (3, 4)
+    assert predict_fallback(fb, X) == pytest.approx(1 / (1 + np.exp(-(2.0 * R[:, 0] - R[:, 1] + 0.5))))
+    # a fallback without quantiles (round-1 files) is a plain regression over the raw features
+    plain = {"features": ["a", "b"], **_params(2, [1.0, -1.0])}
+    assert predict_fallback(plain, X) == pytest.approx(predict_logistic(plain, X))
+    names = ["a", "b"]
+    assert predict_combined({"features": names, "fallback": fb, **_params(2, [0.0, 0.0])}, X, names) == \
+        pytest.approx(predict_fallback(fb, X))
 
 
 def test_fit_logistic_recovers_the_sign_of_a_signal():
@@ -75,7 +99,8 @@ def test_train_combiner_writes_a_stacked_combiner_that_orders_both_languages(tmp
     data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows))
     cfg = {"kind": "combiner", "name": "tiny_quality", "features": "assay.stages.web.quality:quality_features",
            "models": {"web": ["en"]}, "labelled": [{"name": "tiny", "builder": "labelled", "path": str(data)}],
-           "calibration": [{"name": "tiny_cal", "builder": "labelled", "path": str(data)}], "l2": 1.0}
+           "calibration": [{"name": "tiny_cal", "builder": "labelled", "path": str(data)}], "l2": 1.0,
+           "fallback_rank_quantiles": 11, "fallback_sources": ["tiny"], "stack_fallback_l2": 3.0}
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(cfg))
     card = train_combiner(load_combiner_recipe(path), tmp_path / "out", data_root=tmp_path, config_path=path,
@@ -83,7 +108,10 @@ def test_train_combiner_writes_a_stacked_combiner_that_orders_both_languages(tmp
     comb = json.loads((tmp_path / "out" / "tiny_quality.json").read_text())
     assert comb["main"]["inputs"] == ["fallback__logit", "web__logit", "web__covered"]
     assert all("__" not in f for f in comb["fallback"]["features"])
-    assert card["training"]["fallback"]["n"] > 0
+    assert [len(q) for q in comb["fallback"]["rank_quantiles"]] == [11] * len(comb["fallback"]["features"])
+    assert card["training"]["fallback"]["n"] > 0 and card["training"]["fallback"]["sources"] == ["tiny"]
+    assert comb["stack_fallback"]["features"] == comb["fallback"]["features"]
+    assert card["training"]["stack_fallback"]["l2"] == 3.0
     assert "Fallback for languages no model covers" in (tmp_path / "out" / "tiny_quality.card.md").read_text()
     s = quality_score([GOOD_EN[0].format(d="Monday 3 May"), BAD[0].format(d="x"),
                        GOOD_DE[1].format(d="Montag"), BAD[1].format(d="y")],

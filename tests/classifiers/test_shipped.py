@@ -126,8 +126,13 @@ def test_web_quality_combiner_file_and_card():
     # the fallback for languages no model covers uses the language-independent features only ...
     fb = comb["fallback"]
     assert fb["features"] == list(HEURISTICS) + list(SHAPE)
-    assert len(fb["coef"]) == len(fb["features"]) == len(fb["mean"]) == len(fb["std"])
-    # ... and the main regression stacks its logit with the model features
+    # raw features, then rank(feature) for each: the empirical CDF at quantiles stored per feature (non-decreasing)
+    assert len(fb["rank_quantiles"]) == len(fb["features"])
+    assert all(np.all(np.diff(q) >= 0) for q in fb["rank_quantiles"])
+    assert len(fb["coef"]) == 2 * len(fb["features"]) == len(fb["mean"]) == len(fb["std"])
+    # ... the main regression stacks the logit of a second such regression (its own rows) with the model features
+    sfb = comb["stack_fallback"]
+    assert sfb["features"] == fb["features"] and len(sfb["coef"]) == len(fb["coef"])
     main = comb["main"]
     assert main["inputs"] == ["fallback__logit"] + [f"{m}__{k}" for m in comb["models"] for k in ("logit", "covered")]
     assert len(main["coef"]) == len(main["inputs"]) == len(main["mean"]) == len(main["std"])

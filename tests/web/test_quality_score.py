@@ -38,7 +38,7 @@ def test_models_apply_only_to_their_languages():
 
 
 def test_uncovered_language_is_ordered_by_the_language_independent_fallback():
-    from assay.classifiers.combine import predict_logistic
+    from assay.classifiers.combine import predict_fallback, predict_logistic
 
     comb = load_combiner()
     X, names, langs = quality_features([EN_PROSE, ZH_ADULT_STORY], comb["models"])
@@ -47,8 +47,11 @@ def test_uncovered_language_is_ordered_by_the_language_independent_fallback():
     cols = [names.index(f) for f in fb["features"]]
     assert all("__" not in f for f in fb["features"])
     # zh: no model covers it -> exactly the fallback regression; en: the main regression
-    assert s[1] == pytest.approx(predict_logistic(fb, X[1:, cols])[0], abs=1e-12)
-    fb_logit = np.log(predict_logistic(fb, X[:1, cols]) / (1 - predict_logistic(fb, X[:1, cols])))
+    assert s[1] == pytest.approx(predict_fallback(fb, X[1:, cols])[0], abs=1e-12)
+    # en: the main regression over the logit of its own fallback (``stack_fallback``, covered languages only)
+    sfb = comb.get("stack_fallback", fb)
+    p_en = predict_fallback(sfb, X[:1, [names.index(f) for f in sfb["features"]]])
+    fb_logit = np.log(p_en / (1 - p_en))
     main = comb["main"]
     Z = np.hstack([fb_logit[:, None], X[:1, [names.index(n) for n in main["inputs"][1:]]]])
     assert s[0] == pytest.approx(predict_logistic(main, Z)[0], abs=1e-9)

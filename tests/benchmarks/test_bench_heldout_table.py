@@ -1,0 +1,21 @@
+"""The held-out-language table of bench_classifiers.py: every scorer beside the anchor, the length baseline and the
+rows the fallback scored (the run itself retrains models: `bench_classifiers.py --held-out-languages`)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import bench_classifiers  # noqa: E402
+
+
+def test_heldout_table_prints_ours_anchor_length_and_fallback_rows(capsys):
+    ours, anchor = "quality_score (ours)", "anchor: combiner config at abc123"
+    rows = {"all": (400, 27, {ours: 0.75, anchor: 0.70}, 0.58, 342, 14, {ours: 0.61, anchor: 0.59}),
+            "nn": (200, 15, {ours: 0.80, anchor: 0.78}, 0.60, 142, 2, {ours: float("nan"), anchor: 0.5})}
+    bench_classifiers.print_heldout({"rows": rows, "seconds": 12.0})
+    out = capsys.readouterr().out.splitlines()
+    header = next(line for line in out if line.startswith("| language"))
+    assert f"{ours} ROC AUC" in header and f"{anchor} ROC AUC" in header and "length baseline" in header
+    assert "| all | 400 | 27 | 0.750 | 0.700 | 0.580 | 342 (14) | 0.610 | 0.590 |" in out
+    assert "| nn | 200 | 15 | 0.800 | 0.780 | 0.600 | 142 (2) | nan | 0.500 |" in out
