@@ -987,9 +987,11 @@ def _restore(text: str, rw: _Rewriter) -> str:
                 seen.add(key)
         kept.append(line.rstrip(" \t"))  # trailing blanks go (what a [ \t]+\n pass would do)
     if repeats:
-        if len(repeated) >= _TEMPLATE_MIN_REPEATED:
+        if len(repeated) >= _TEMPLATE_MIN_REPEATED and not rw.n_code_blocks:
             # a template page keeps its repeats, except those with inline code: reference pages repeat
-            # "Default: `[]` (Empty list)" per entry, which the duplication rules downstream count
+            # "Default: `[]` (Empty list)" per entry, which the duplication rules downstream count. Pages
+            # with code blocks are reference documentation, whose per-entry repeats ("Added in: v10.0.0",
+            # "History") are chrome to the duplication signals, so they never count as a template
             repeats = [i for i in repeats if "`" in kept[i]]
         drop = set(repeats)
         kept = [ln for i, ln in enumerate(kept) if i not in drop]
@@ -1002,7 +1004,7 @@ def _restore(text: str, rw: _Rewriter) -> str:
     return text.strip()
 
 
-# a page whose text repeats this many distinct lines follows a template (a meal plan's "Portion Fix
+# a page without code blocks whose text repeats this many distinct lines follows a template (a meal plan's "Portion Fix
 # Containers: 1 Green, 1 Red", a timetable, recipe cards): its repeats are content, kept. Boilerplate repeats a
 # few lines (a headline, "World news in pictures"): at most 4 distinct ones on any train/dev page.
 _TEMPLATE_MIN_REPEATED = 8
