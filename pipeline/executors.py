@@ -385,13 +385,17 @@ class AssayLocalExecutor(LocalPipelineExecutor):
         ranks_q.put(0)
         pipeline = self.pipeline
         stats = []
+        last_release = time.monotonic()
         try:
             for rank in self.get_incomplete_ranks(ranks):
                 self.pipeline = deepcopy(pipeline)
                 stats.append(self._launch_run_for_rank(rank, ranks_q))
                 self.pipeline = None  # the rank's steps and what they hold
-                gc.collect()
-                release_memory()
+                # at most once a second: thousands of tiny tasks must not pay a full collection each
+                if time.monotonic() - last_release > 1.0:
+                    gc.collect()
+                    release_memory()
+                    last_release = time.monotonic()
         finally:
             self.pipeline = pipeline
         merged = sum(stats, start=PipelineStats())
