@@ -125,20 +125,23 @@ def test_assay_run_on_ray(recipe, reference, tmp_path: Path):
 
 @pytest.mark.parametrize("seed", [7, 8])
 def test_assay_run_kill_9_and_rerun(recipe, reference, tmp_path: Path, seed: int):
-    _, ref_sums = reference
+    ref_dir, ref_sums = reference
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "assay.pipeline.cli", "run", str(recipe), "--output", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     rng = random.Random(seed)
-    # kill after a random number of completed tasks (over all phases) plus a random delay
-    target = rng.randrange(0, 6)
+    # kill at a random task boundary: right after a random number of completed tasks (over all
+    # phases), short of the last two (the light phases run in process and finish within ~0.1 s of
+    # each other, so a delay of a second could outrun the whole run), plus a delay of a few ms
+    total = sum(1 for _ in (ref_dir / "logs").glob("*/completions/*"))
+    target = rng.randrange(0, total - 1)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
         done = sum(1 for _ in (out / "logs").glob("*/completions/*")) if (out / "logs").is_dir() else 0
         if done >= target:
             break
-        time.sleep(0.05)
-    time.sleep(rng.uniform(0.0, 1.0))
+        time.sleep(0.005)
+    time.sleep(rng.uniform(0.0, 0.01))
     assert proc.poll() is None, "the run finished before the kill"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
