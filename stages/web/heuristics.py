@@ -438,6 +438,30 @@ def web_heuristic_signals(text: str) -> dict:
     return out
 
 
+# doc id -> the exact text measured in full, for the later web quality step of the same worker
+# (``measured_text``): it reads the stored classic signals instead of computing them again. Only texts
+# that step can use (at most its 20,000 characters); bounded, oldest first out.
+_MEASURED: dict[str, str] = {}
+_MEASURED_MAX = 1024
+MEMO_MAX_CHARS = 20_000
+
+
+def remember_measured(doc_id: str, text: str) -> None:
+    """Record that the stored signals of ``doc_id`` were computed on all of ``text``."""
+    if len(text) > MEMO_MAX_CHARS:
+        return
+    _MEASURED.pop(doc_id, None)
+    _MEASURED[doc_id] = text
+    if len(_MEASURED) > _MEASURED_MAX:
+        del _MEASURED[next(iter(_MEASURED))]
+
+
+def measured_text(doc_id: str) -> str | None:
+    """The text whose signals ``WebHeuristicSignals`` stored for ``doc_id`` in this process (removed from
+    the memo: one reader), or ``None``."""
+    return _MEASURED.pop(doc_id, None)
+
+
 class WebHeuristicSignals(PipelineStep):
     """Store Gopher/C4/FineWeb signals (full text and prose only). Never drops documents.
 
@@ -469,5 +493,7 @@ class WebHeuristicSignals(PipelineStep):
                 sig = web_heuristic_signals(text[: self.max_chars])
             sig["web__measured_chars"] = min(len(text), self.max_chars)
             meta.update(sig)
+            if len(text) <= self.max_chars:
+                remember_measured(doc.id, text)
             self.stat_update("measured")
             yield doc

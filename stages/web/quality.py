@@ -63,7 +63,15 @@ def _script_block(ch: str) -> int:
 def shape_features(text: str) -> list[float]:
     """Language-agnostic shape signals of one text, in the order of ``SHAPE``."""
     t = text[:TEXT_MAX_CHARS]
-    blocks = Counter(_script_block(c) for c in t if c.isalpha())
+    # per-character counts once (C speed); the per-character tests then run once per distinct character
+    chars = Counter(t)
+    blocks: Counter = Counter()
+    punct = 0
+    for c, k in chars.items():
+        if c.isalpha():
+            blocks[_script_block(c)] += k
+        elif not c.isalnum() and not c.isspace():
+            punct += k
     n_letters = sum(blocks.values())
     script_mix = 1.0 - max(blocks.values()) / n_letters if n_letters else 0.0
     toks = t.split()
@@ -76,7 +84,7 @@ def shape_features(text: str) -> list[float]:
     ttr = len(set(window)) / len(window) if window else 0.0
     caps = sum(1 for w in toks if w[:1].isupper()) / n
     moj = len(_MOJIBAKE_RE.findall(t)) * 1000.0 / (len(t) or 1)
-    punct = sum(1 for c in t if not c.isalnum() and not c.isspace()) / (len(t) or 1)
+    punct /= (len(t) or 1)
     urls = sum(1 for w in toks if "http" in w or "www." in w or "@" in w or ".com" in w) / n
     return [script_mix, seps / n, top, ttr, caps, math.log1p(moj), punct, urls]
 
@@ -91,13 +99,17 @@ def _clip(x, lo, hi) -> float:
     return min(max(x, lo), hi)
 
 
-def heuristic_features(text: str, lang_score: float, lang: str) -> list[float]:
-    """The language-independent features of one text, in the order of ``HEURISTICS``."""
+def heuristic_features(text: str, lang_score: float, lang: str, signals: dict | None = None) -> list[float]:
+    """The language-independent features of one text, in the order of ``HEURISTICS``.
+
+    ``signals``: ``classic_signals`` of ``text[:TEXT_MAX_CHARS]`` when already known (the values the
+    ``web_heuristics_v1`` step stored for this very text; see :func:`stored_classic_signals`)."""
     from assay.stages.web.heuristics import classic_signals  # noqa: PLC0415
     from assay.stages.web.safety import adult_word_share  # noqa: PLC0415
 
     t = text[:TEXT_MAX_CHARS]
-    s = classic_signals(t)  # the full-text values of web_heuristic_signals (gopher__/c4__/fineweb__)
+    # the full-text values of web_heuristic_signals (gopher__/c4__/fineweb__)
+    s = signals if signals is not None else classic_signals(t)
     n_words = max(1, int(s.get("gopher__n_words") or 0))
     letters = sum(map(str.isalpha, t)) or 1
     chars = len(t) or 1
@@ -140,23 +152,30 @@ def load_combiner(path: str | None = None) -> dict:
         return json.load(f)
 
 
-def quality_features(texts: list[str], models: dict[str, list[str]] | None = None
+def quality_features(texts: list[str], models: dict[str, list[str]] | None = None, *,
+                     signals: list[dict | None] | None = None,
+                     languages: list[tuple[str, float] | None] | None = None,
                      ) -> tuple[np.ndarray, list[str], list[str]]:
     """Feature matrix (n x k), feature names and detected languages for ``texts``.
 
     ``models``: ``{model name: [languages it covers]}`` (default: the combiner file's). Each model adds
-    ``<model>__logit`` (0 outside its languages) and ``<model>__covered`` (0/1)."""
+    ``<model>__logit`` (0 outside its languages) and ``<model>__covered`` (0/1).
+    ``signals`` / ``languages``: per text, values already computed for exactly this text (``None`` where
+    not): ``classic_signals(text[:TEXT_MAX_CHARS])`` and ``detect_language(text[:TEXT_MAX_CHARS])``.
+    The features are the same either way; the batch step passes what earlier steps measured."""
     import assay.classifiers  # noqa: PLC0415
     from assay.stages.web.langid import detect_language  # noqa: PLC0415
 
     if models is None:
         models = load_combiner()["models"]
     texts = [t if isinstance(t, str) else "" for t in texts]
+    signals = signals if signals is not None else [None] * len(texts)
+    languages = languages if languages is not None else [None] * len(texts)
     langs, rows = [], []
-    for t in texts:
-        code, score = detect_language(t[:TEXT_MAX_CHARS])
+    for t, sig, known in zip(texts, signals, languages):
+        code, score = known if known is not None else detect_language(t[:TEXT_MAX_CHARS])
         langs.append(code)
-        rows.append(heuristic_features(t, score, code) + shape_features(t))
+        rows.append(heuristic_features(t, score, code, sig) + shape_features(t))
     names = list(HEURISTICS) + list(SHAPE)
     cols = [np.asarray(rows, dtype=np.float64).reshape(len(texts), len(names))]
     for m, covered in models.items():
@@ -168,6 +187,34 @@ def quality_features(texts: list[str], models: dict[str, list[str]] | None = Non
         cols += [logit[:, None], cov.astype(np.float64)[:, None]]
         names += [f"{m}__logit", f"{m}__covered"]
     return np.hstack(cols), names, langs
+
+
+_CLASSIC_PREFIXES = ("gopher__", "c4__", "fineweb__")
+
+
+def stored_classic_signals(doc: Document) -> dict | None:
+    """The classic signals the ``web_heuristics_v1`` step stored for this document, where they are
+    exactly ``classic_signals(doc.text[:TEXT_MAX_CHARS])``: the step measured this very text (unchanged
+    since; :func:`assay.stages.web.heuristics.measured_text`) and all of it (no longer than
+    ``TEXT_MAX_CHARS``). ``None`` otherwise (the caller computes them)."""
+    from assay.stages.web.heuristics import measured_text  # noqa: PLC0415
+
+    text = doc.text or ""
+    seen = measured_text(doc.id)
+    meta = doc.metadata
+    if (seen is None or len(text) > TEXT_MAX_CHARS or meta.get("web__measured_chars") != len(text)
+            or not (seen is text or seen == text)):
+        return None
+    return {k: v for k, v in meta.items() if k.startswith(_CLASSIC_PREFIXES)}
+
+
+def stored_language(doc: Document) -> tuple[str, float] | None:
+    """``detect_language(doc.text[:TEXT_MAX_CHARS])`` (default model) as the ``language_id_v1`` step
+    computed it for this very text, unrounded (:func:`assay.stages.web.langid.recent_detection`);
+    ``None`` where that step did not see exactly this text."""
+    from assay.stages.web.langid import recent_detection  # noqa: PLC0415
+
+    return recent_detection(doc.id, (doc.text or "")[:TEXT_MAX_CHARS])
 
 
 def combine(X: np.ndarray, names: list[str], combiner: dict) -> np.ndarray:
@@ -230,7 +277,10 @@ class WebQualityScore(PipelineStep):
             return
         comb = load_combiner(self.combiner_path)
         with self.track_time(unit="batch"):
-            X, names, langs = quality_features([batch[i].text for i in idx], comb["models"])
+            docs = [batch[i] for i in idx]
+            X, names, langs = quality_features([d.text for d in docs], comb["models"],
+                                               signals=[stored_classic_signals(d) for d in docs],
+                                               languages=[stored_language(d) for d in docs])
             scores = combine(X, names, comb)
             pct = quality_percentile(scores, combiner_path=self.combiner_path)
         for i, s, p, lang in zip(idx, scores, pct, langs):

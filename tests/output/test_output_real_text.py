@@ -72,3 +72,29 @@ def test_real_text_shards_by_language(shared_data, tmp_path):
         got.update(zip(t.column("id").to_pylist(), t.column("text").to_pylist()))
         assert all(tc > 0 for tc in t.column("token_count").to_pylist())
     assert got == expected
+
+
+@pytest.mark.shared_data
+def test_line_skipping_ftfy_equals_ftfy_on_real_text(shared_data):
+    """``fix_text_segments`` (ftfy only on lines outside printable ASCII) returns exactly what
+    ``ftfy.fix_text`` returns: real multilingual text (with real mojibake in pt) joined into multi-line
+    documents with ASCII lines, CRLF, terminal escapes and C1 controls between them."""
+    import ftfy
+
+    from assay.stages.output.normalize import _config, fix_text_segments
+
+    cfg = _config()
+    texts = [t for lang in LANGS for t in _read(shared_data, lang, n=60)]
+    extra = ["plain ascii line", "windows line\r", "esc \x1b[31mred\x1b[0m", "c1 \x85 next", "tab\tand DEL\x7f",
+             "caf\u00c3\u00a9 mojibake", "", "   ", "ligature \ufb01ne", "cp1252 \u00e2\u20ac\u201c dash"]
+    docs = []
+    for i in range(0, len(texts), 5):
+        lines = texts[i:i + 5] + extra[i % len(extra):] + extra[:i % len(extra)]
+        docs.append("\n".join(lines))
+        docs.append("\r\n".join(lines) + "\n\n")
+    docs += extra + ["\n", "\n\n\u00c3\u00a9\n", "\u00c3\u00a9", "ascii\nlast line \u00c3\u00a9"]
+    n_diff_lines = 0
+    for d in docs:
+        assert fix_text_segments(d, cfg) == ftfy.fix_text(d, cfg)
+        n_diff_lines += ftfy.fix_text(d, cfg) != d
+    assert n_diff_lines > len(docs) // 2  # the documents do exercise ftfy's repairs

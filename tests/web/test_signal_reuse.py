@@ -1,0 +1,89 @@
+"""The web quality step reuses what earlier steps of the same worker measured (the heuristics' classic
+signals, the language ID's prediction) only where it is exactly what it would compute: on real pages the
+reused values equal recomputation, and the stored quality signals are the same with and without reuse."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from datatrove.data import Document
+
+from assay.stages.output.normalize import TextNormalizer
+from assay.stages.web import heuristics as H
+from assay.stages.web import langid as L
+from assay.stages.web.extract import extract_html
+from assay.stages.web.heuristics import WebHeuristicSignals, classic_signals
+from assay.stages.web.langid import LanguageId, detect_language
+from assay.stages.web.quality import (TEXT_MAX_CHARS, WebQualityScore, stored_classic_signals, stored_language)
+
+
+def _pages(shared_data, n: int = 40) -> list[Document]:
+    paths = sorted((shared_data / "html/readability/readability/input").glob("*.html"))[:n]
+    docs = []
+    for p in paths:
+        text = extract_html(p.read_text(encoding="utf-8", errors="replace"))
+        if text.strip():
+            docs.append(Document(text=text, id=p.stem, metadata={"source": "web"}))
+    return docs
+
+
+def _clear_memos():
+    H._MEASURED.clear()
+    L._RECENT.clear()
+
+
+@pytest.mark.shared_data
+def test_reused_signals_equal_recomputation_on_real_pages(shared_data):
+    _clear_memos()
+    docs = list(LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(_pages(shared_data)))))
+    assert len(docs) >= 30
+    n_sig = n_lang = 0
+    for d in docs:
+        sig = stored_classic_signals(d)
+        short = len(d.text) <= TEXT_MAX_CHARS
+        assert (sig is not None) == short, d.id  # every text within the limit is reused
+        if sig is not None:
+            n_sig += 1
+            assert sig == classic_signals(d.text[:TEXT_MAX_CHARS])
+        lang = stored_language(d)
+        assert (lang is not None) == short, d.id
+        if lang is not None:
+            n_lang += 1
+            assert lang == detect_language(d.text[:TEXT_MAX_CHARS])  # unrounded, unlike lang__score
+        # one reader: a second look finds nothing
+        assert stored_classic_signals(d) is None and stored_language(d) is None
+    assert n_sig >= 20 and n_lang >= 20
+    _clear_memos()
+
+
+@pytest.mark.shared_data
+def test_quality_scores_same_with_and_without_reuse(shared_data):
+    _clear_memos()
+    pages = _pages(shared_data)
+    chained = list(WebQualityScore().run(LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(
+        copy.deepcopy(pages))))))
+    _clear_memos()
+    # the same documents through the same steps, the memos emptied before the quality step: all recomputed
+    prepared = list(LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(copy.deepcopy(pages)))))
+    _clear_memos()
+    fresh = list(WebQualityScore().run(iter(prepared)))
+    keys = ("quality__web_score", "quality__web_pct", "quality__lang")
+    assert [[d.metadata[k] for k in keys] for d in chained] == [[d.metadata[k] for k in keys] for d in fresh]
+    assert all(d.metadata["quality__web_score"] is not None for d in chained)
+
+
+def test_changed_text_is_not_reused():
+    _clear_memos()
+    text = "The council decided on Monday to extend the opening hours of the library. " * 5
+    d = Document(text=text, id="a", metadata={"source": "web"})
+    list(WebHeuristicSignals().run([d]))
+    list(LanguageId().run([d]))
+    d.text = text + " Edited later."
+    assert stored_classic_signals(d) is None
+    assert stored_language(d) is None
+    # a text longer than the quality step reads is never reused (its signals cover more than that)
+    long = Document(text="word " * (TEXT_MAX_CHARS // 4), id="b", metadata={"source": "web"})
+    list(WebHeuristicSignals().run([long]))
+    assert stored_classic_signals(long) is None
+    _clear_memos()
