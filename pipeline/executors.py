@@ -224,6 +224,32 @@ def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
     _console_sink("INFO" if verbose else "ERROR" if quiet else "WARNING")
 
 
+def _cache_loguru_lib_dirs() -> None:
+    """loguru's ``logger.add`` computes the interpreter's library folders (``sysconfig`` path expansion for
+    every install scheme) for each sink it adds: a task adds two, and a run has dozens of tasks. The
+    folders do not change within a process: compute them once."""
+    try:
+        from loguru import _better_exceptions as be
+    except ImportError:  # pragma: no cover - loguru is a datatrove dependency
+        return
+    fmt = getattr(be, "ExceptionFormatter", None)
+    fn = getattr(fmt, "_get_lib_dirs", None)
+    if fn is None or getattr(fn, "_assay_cached", False):
+        return
+    dirs: list = []
+
+    def cached() -> list:
+        if not dirs:
+            dirs.append(fn())
+        return list(dirs[0])
+
+    cached._assay_cached = True
+    fmt._get_lib_dirs = staticmethod(cached)
+
+
+_cache_loguru_lib_dirs()
+
+
 def _console_sink(level: str | None) -> None:
     logger.remove()
     if level:

@@ -82,9 +82,11 @@ def split_prose(text: str) -> tuple[str, dict]:
             return repl
         return f
 
-    prose = _FENCE_RE.sub(_count("n_code_blocks", "code_chars", "\n"), text)
-    prose = _DISPLAY_MATH_RE.sub(_count("n_math", "math_chars", "\n"), prose)
-    prose = _INLINE_MATH_RE.sub(_count("n_math", "math_chars", "x"), prose)
+    # each pattern needs its marker character(s): a text without them is left as it is
+    prose = _FENCE_RE.sub(_count("n_code_blocks", "code_chars", "\n"), text) if "```" in text else text
+    if "$" in prose:
+        prose = _DISPLAY_MATH_RE.sub(_count("n_math", "math_chars", "\n"), prose) if "$$" in prose else prose
+        prose = _INLINE_MATH_RE.sub(_count("n_math", "math_chars", "x"), prose)
     n_inline = [0]
 
     def _inline(m: re.Match) -> str:
@@ -93,9 +95,10 @@ def split_prose(text: str) -> tuple[str, dict]:
         return inline_code_word(m.group(0))
 
     # keep the sentence shape: one word per inline code span, the same word for the same code
-    prose = _INLINE_CODE_RE.sub(_inline, prose)
+    if "`" in prose:
+        prose = _INLINE_CODE_RE.sub(_inline, prose)
     counts["n_inline_code"] = n_inline[0]
-    n_rows = len(_TABLE_ROW_RE.findall(prose))
+    n_rows = len(_TABLE_ROW_RE.findall(prose)) if "|" in prose else 0
     counts["table_rows"] = n_rows
     if n_rows:
         prose = _TABLE_ROW_RE.sub("", prose)
@@ -110,7 +113,7 @@ def _r(x: float) -> float:
 def _alpha_ws_ratio(text: str) -> float:
     toks = Counter(text.split())
     n = sum(toks.values())
-    return _r(sum(c for t, c in toks.items() if any(ch.isalpha() for ch in t)) / n) if n else 0.0
+    return _r(sum(c for t, c in toks.items() if _has_alpha(t)) / n) if n else 0.0
 
 
 class _WordTable:
@@ -211,12 +214,24 @@ def _all_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.
     return int(rep), cand
 
 
+_PUNCTUATION_CHARS = "".join(sorted(PUNCTUATION_SET))
+# every letter (str.isalpha: categories L*) is a word character that is neither a decimal digit (Nd) nor "_";
+# a few such characters are not letters (other digits and numerals: "²", "Ⅻ"), so a hit on one of those is
+# checked character by character
+_LETTER_OR_NUMERAL_RE = re.compile(r"[^\W\d_]")
+
+
 def _is_non_symbol(w: str) -> bool:
-    return any(ch not in PUNCTUATION_SET for ch in w)
+    """Any character outside ``PUNCTUATION_SET``: what ``strip`` of those characters leaves is not empty."""
+    return bool(w.strip(_PUNCTUATION_CHARS))
 
 
 def _has_alpha(w: str) -> bool:
-    return any(c.isalpha() for c in w)
+    """``any(c.isalpha() for c in w)``, by one regex search in the common cases."""
+    m = _LETTER_OR_NUMERAL_RE.search(w)
+    if m is None:
+        return False
+    return m.group().isalpha() or any(c.isalpha() for c in w)
 
 
 def gopher_quality_signals(text: str, words: list[str] | None = None, table: _WordTable | None = None) -> dict:

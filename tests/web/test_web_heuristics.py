@@ -123,3 +123,18 @@ def test_giant_line_is_bounded():
     m = out[0].metadata
     assert m["web__measured_chars"] == 100_000
     assert m["c4__too_long_word_lines"] == 1
+
+
+def test_fast_character_tests_equal_their_definitions_on_every_code_point():
+    """``_has_alpha`` / ``_is_non_symbol`` (regex and ``str.strip`` shortcuts) give exactly
+    ``any(c.isalpha())`` / ``any(c not in PUNCTUATION_SET)`` for every character and for mixed words."""
+    from datatrove.utils.text import PUNCTUATION_SET
+
+    from assay.stages.web.heuristics import _has_alpha, _is_non_symbol
+
+    chars = [chr(i) for i in range(0x110000) if not 0xD800 <= i <= 0xDFFF]
+    assert [_has_alpha(c) for c in chars] == [c.isalpha() for c in chars]
+    assert [_is_non_symbol(c) for c in chars] == [c not in PUNCTUATION_SET for c in chars]
+    words = ["²³", "x²", "Ⅻ", "Ⅻa", "_1", "1_a", "--", "-a-", "…", "don't", "٣٤", "٣x", "", "’’", "a’"]
+    assert [_has_alpha(w) for w in words] == [any(c.isalpha() for c in w) for w in words]
+    assert [_is_non_symbol(w) for w in words] == [any(c not in PUNCTUATION_SET for c in w) for w in words]
