@@ -284,12 +284,15 @@ def _token_info(t: str) -> tuple[int, bool]:
 def _token_arrays(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(xxh64 hash, is identifier) of every token, as ``_token_info`` gives them; the tokens of a page
     repeat, so each distinct token is looked up once and the arrays are filled by index."""
-    uniq = list(dict.fromkeys(tokens))
-    index = dict(zip(uniq, range(len(uniq))))
+    index = dict.fromkeys(tokens)  # distinct tokens, first-seen order
+    infos = list(map(_TOKEN_CACHE.get, index))  # the cached ones; _token_info for the rest
+    if None in infos:
+        infos = [x if x is not None else _token_info(t) for x, t in zip(infos, index)]
+    for i, t in enumerate(index):
+        index[t] = i
     codes = np.fromiter(map(index.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-    infos = [_token_info(t) for t in uniq]
-    h = np.fromiter((x[0] for x in infos), dtype=np.uint64, count=len(infos))
-    ident = np.fromiter((x[1] for x in infos), dtype=bool, count=len(infos))
+    h = np.fromiter([x[0] for x in infos], dtype=np.uint64, count=len(infos))
+    ident = np.fromiter([x[1] for x in infos], dtype=bool, count=len(infos))
     return h[codes], ident[codes]
 
 
@@ -379,11 +382,11 @@ class _Prepared:
                 acc, k0 = self.windows(k), k
             while k0 < k:  # extend every window by its token at offset k0
                 acc = acc[:-1]
-                starts = np.arange(len(acc))
-                p = starts + k0
                 if self.is_id is None:
-                    vals = self.h[p]
+                    vals = self.h[k0: k0 + len(acc)]
                 else:
+                    starts = np.arange(len(acc))
+                    p = starts + k0
                     pm = self.prev[p]
                     d = np.clip(p - pm, 0, len(_DIST) - 1)
                     idv = np.where(pm >= starts, _DIST[d], _NEW_ID)
@@ -481,8 +484,13 @@ class EvalIndex:
     def best_match(self, text: str, *, min_windows: int = 3) -> tuple[float, int | None, str | None]:
         """(best coverage, item index, mode) over both modes; coverage 1.0 for whole short items."""
         best = (0.0, None, None)
+        lowered = None  # normalize_prose(text).lower(): text n-grams and whole short items both read it
         for mode in ("code", "text"):
-            toks = code_tokens(text) if mode == "code" else text_tokens(text)
+            if mode == "code":
+                toks = code_tokens(text)
+            else:
+                lowered = normalize_prose(text).lower()
+                toks = _TEXT_TOKEN.findall(lowered)
             n = self.code_ngram if mode == "code" else self.ngram
             idx = self.modes[mode]
             prep = _Prepared(toks, code=(mode == "code"))
@@ -507,7 +515,7 @@ class EvalIndex:
             if best[0] >= 1.0 or not self.short[mode]:
                 continue
             if mode == "text":
-                prep = _Prepared(short_tokens(text), code=False)
+                prep = _Prepared(_CODE_TOKEN.findall(lowered), code=False)  # short_tokens(text)
             tables, bitmap = self._short_lookup(mode)
             for k, win in prep.windows_by_length(tables):
                 keys, first, owners_k = tables[k]

@@ -77,3 +77,22 @@ def test_step_signals_and_formats(tmp_path):
     import pickle
 
     assert pickle.loads(pickle.dumps(step))._index is None  # index rebuilt on workers
+
+
+@pytest.mark.shared_data
+def test_whole_short_items_found_in_a_page(step):
+    """Items shorter than one n-gram match as a whole (a window of the page equal to the item's tokens),
+    in text and code mode: planted in prose (text items with case and spacing changes), each is found with coverage 1."""
+    from assay.stages.signals.decontam import short_tokens
+
+    idx = step.index
+    owners = [i for mode in ("text", "code") for table in idx.short[mode].values() for i in table.values()]
+    assert len(owners) >= 10
+    for i in owners[:: max(1, len(owners) // 25)]:
+        it = idx.items[i]
+        page = ("Some unrelated words before the quoted part, as a forum post would have them.\n"
+                + ("  ".join(it.text.upper().split()) if it.mode == "text" else it.text)
+                + "\nThanks for any help with this one, regards.")
+        cov, j, _mode = idx.best_match(page)
+        assert cov == 1.0 and j is not None, it
+        assert short_tokens(idx.items[j].text) == short_tokens(it.text) or idx.items[j].mode == "code", (it, idx.items[j])
