@@ -281,9 +281,10 @@ def _token_info(t: str) -> tuple[int, bool]:
     return info
 
 
-def _token_arrays(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _token_arrays(tokens: list[str], vocab: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(xxh64 hash, is identifier) of every token, as ``_token_info`` gives them; the tokens of a page
-    repeat, so each distinct token is looked up once and the arrays are filled by index."""
+    repeat, so each distinct token is looked up once and the arrays are filled by index. ``vocab``: a
+    dict that receives the distinct tokens (as keys)."""
     index = dict.fromkeys(tokens)  # distinct tokens, first-seen order
     infos = list(map(_TOKEN_CACHE.get, index))  # the cached ones; _token_info for the rest
     if None in infos:
@@ -291,6 +292,8 @@ def _token_arrays(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
     for i, t in enumerate(index):
         index[t] = i
     codes = np.fromiter(map(index.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    if vocab is not None:
+        vocab.update(index)
     h = np.fromiter([x[0] for x in infos], dtype=np.uint64, count=len(infos))
     ident = np.fromiter([x[1] for x in infos], dtype=bool, count=len(infos))
     return h[codes], ident[codes]
@@ -326,11 +329,12 @@ def code_tokens(text: str) -> list[str]:
 class _Prepared:
     """Token hashes (and, for code, identifier back-references) computed once per text."""
 
-    __slots__ = ("h", "is_id", "prev", "n")
+    __slots__ = ("h", "is_id", "prev", "n", "vocab")
 
     def __init__(self, tokens: list[str], code: bool):
         self.n = len(tokens)
-        self.h, ident = _token_arrays(tokens)
+        self.vocab: dict[str, int] = {}  # the distinct tokens
+        self.h, ident = _token_arrays(tokens, self.vocab)
         self.is_id = None
         self.prev = None
         if code:
@@ -517,7 +521,8 @@ class EvalIndex:
             if mode == "text":
                 prep = _Prepared(_CODE_TOKEN.findall(lowered), code=False)  # short_tokens(text)
             tables, bitmap = self._short_lookup(mode)
-            for k, win in prep.windows_by_length(tables):
+            lengths = self._short_lengths(prep.vocab) if mode == "text" else tables  # text: only those that can match
+            for k, win in prep.windows_by_length(lengths):
                 keys, first, owners_k = tables[k]
                 # a window equal to a whole short item: the bitmap of every key's top bits leaves few
                 # candidates, then a binary search in the sorted keys of this length
@@ -547,6 +552,30 @@ class EvalIndex:
                 _set_bits(bitmap, keys, _BITMAP_SHIFT)
             cache[mode] = (out, bitmap)
         return cache[mode]
+
+    def _short_anchors(self) -> dict[str, list[tuple[int, tuple[str, ...]]]]:
+        """The whole-item table of text mode by *anchor* tokens: each item's longest token (ties: the
+        first in sorted order) -> ``(k, two next-longest tokens)`` of the items it anchors (``k``: their
+        length). A window equal to an item contains all of its tokens, so the lengths ``k`` whose items
+        all miss one of those three tokens in a text have no match there and are not scanned (they could
+        only hit through two token sequences sharing a 64-bit hash). Derived once per process from the
+        items (cached indexes stay valid)."""
+        cache = self.__dict__.setdefault("_short_sorted", {})
+        if "anchors" not in cache:
+            amap: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+            for k, table in self.short["text"].items():
+                for i in table.values():
+                    words = sorted(set(short_tokens(self.items[i].text)), key=lambda w: (-len(w), w))
+                    if words:
+                        amap.setdefault(words[0], []).append((k, tuple(words[1:3])))
+            cache["anchors"] = amap
+        return cache["anchors"]
+
+    def _short_lengths(self, vocab: dict) -> list[int]:
+        """Lengths of the text-mode whole-item table that can match a text with these distinct tokens."""
+        amap = self._short_anchors()
+        return sorted({k for a in amap.keys() & vocab.keys() for k, rest in amap[a]
+                       if all(w in vocab for w in rest)})
 
     def _main_bitmap(self, mode: str) -> np.ndarray:
         """Bitmap of the top ``_MAIN_BITMAP_BITS`` bits of the mode's n-gram hashes (built once per process)."""
