@@ -72,8 +72,9 @@ def fix_text_segments(text: str, cfg) -> str:
     skip it."""
     import ftfy
 
-    if cfg.unescape_html is not False or len(text) > cfg.max_decode_length:
-        return ftfy.fix_text(text, cfg)  # segmentation that depends on the content or on length: ftfy's own
+    if cfg.unescape_html is not False:
+        return ftfy.fix_text(text, cfg)  # "auto" changes the config at the first "<": ftfy's own loop
+    seg_max = cfg.max_decode_length
     out = []
     pos = 0
     n = len(text)
@@ -86,7 +87,9 @@ def fix_text_segments(text: str, cfg) -> str:
         end = text.find("\n", m.start()) + 1 or n
         if start > pos:
             out.append(text[pos:start])
-        out.append(ftfy.fix_and_explain(text[start:end], cfg).text)
+        # ftfy's segments of this line: pieces of at most seg_max characters from its start
+        for s in range(start, end, seg_max):
+            out.append(ftfy.fix_and_explain(text[s:min(s + seg_max, end)], cfg).text)
         pos = end
     return "".join(out)
 

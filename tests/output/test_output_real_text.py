@@ -98,3 +98,7 @@ def test_line_skipping_ftfy_equals_ftfy_on_real_text(shared_data):
         assert fix_text_segments(d, cfg) == ftfy.fix_text(d, cfg)
         n_diff_lines += ftfy.fix_text(d, cfg) != d
     assert n_diff_lines > len(docs) // 2  # the documents do exercise ftfy's repairs
+    # lines longer than ftfy's segment length are fixed in pieces of that length, as ftfy does
+    small = cfg._replace(max_decode_length=7)
+    for d in docs[:40] + ["caf\u00c3\u00a9 " * 5 + "\n" + "x" * 20 + "\u00c3\u00a9" * 3]:
+        assert fix_text_segments(d, small) == ftfy.fix_text(d, small)
