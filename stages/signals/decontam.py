@@ -521,7 +521,7 @@ class EvalIndex:
             if mode == "text":
                 prep = _Prepared(_CODE_TOKEN.findall(lowered), code=False)  # short_tokens(text)
             tables, bitmap = self._short_lookup(mode)
-            lengths = self._short_lengths(prep.vocab) if mode == "text" else tables  # text: only those that can match
+            lengths = self._short_lengths(mode, prep.vocab)  # only the lengths that can match
             for k, win in prep.windows_by_length(lengths):
                 keys, first, owners_k = tables[k]
                 # a window equal to a whole short item: the bitmap of every key's top bits leaves few
@@ -553,29 +553,38 @@ class EvalIndex:
             cache[mode] = (out, bitmap)
         return cache[mode]
 
-    def _short_anchors(self) -> dict[str, list[tuple[int, tuple[str, ...]]]]:
-        """The whole-item table of text mode by *anchor* tokens: each item's longest token (ties: the
-        first in sorted order) -> ``(k, two next-longest tokens)`` of the items it anchors (``k``: their
-        length). A window equal to an item contains all of its tokens, so the lengths ``k`` whose items
-        all miss one of those three tokens in a text have no match there and are not scanned (they could
-        only hit through two token sequences sharing a 64-bit hash). Derived once per process from the
-        items (cached indexes stay valid)."""
+    def _short_anchors(self, mode: str) -> dict[str, list[tuple[int, tuple[str, ...]]]]:
+        """The whole-item table of ``mode`` by *anchor* tokens: each item's longest literal token (ties:
+        the first in sorted order) -> ``(k, its two next-longest literal tokens)`` for the items it anchors
+        (``k``: their length in tokens). Literal: every token in text mode; in code mode the tokens that are
+        not renamed (keywords, numbers, punctuation). A window equal to an item holds all of its literal
+        tokens, so the lengths ``k`` whose items all miss one of those tokens in a text have no match there
+        and are not scanned (they could only hit through two token sequences sharing a 64-bit hash).
+        Derived once per process from the items (cached indexes stay valid)."""
         cache = self.__dict__.setdefault("_short_sorted", {})
-        if "anchors" not in cache:
+        key = ("anchors", mode)
+        if key not in cache:
             amap: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
-            for k, table in self.short["text"].items():
+            for k, table in self.short[mode].items():
                 for i in table.values():
-                    words = sorted(set(short_tokens(self.items[i].text)), key=lambda w: (-len(w), w))
-                    if words:
-                        amap.setdefault(words[0], []).append((k, tuple(words[1:3])))
-            cache["anchors"] = amap
-        return cache["anchors"]
+                    text = self.items[i].text
+                    if mode == "text":
+                        words = set(short_tokens(text))
+                    else:
+                        words = {t for t in code_tokens(text) if not _token_info(t)[1]}
+                    words = sorted(words, key=lambda w: (-len(w), w))
+                    # an item without a literal token anchors at "" (always present): its length is scanned
+                    amap.setdefault(words[0] if words else "", []).append((k, tuple(words[1:3])))
+            cache[key] = amap
+        return cache[key]
 
-    def _short_lengths(self, vocab: dict) -> list[int]:
-        """Lengths of the text-mode whole-item table that can match a text with these distinct tokens."""
-        amap = self._short_anchors()
-        return sorted({k for a in amap.keys() & vocab.keys() for k, rest in amap[a]
-                       if all(w in vocab for w in rest)})
+    def _short_lengths(self, mode: str, vocab: dict) -> list[int]:
+        """Lengths of the whole-item table of ``mode`` that can match a text with these distinct tokens."""
+        amap = self._short_anchors(mode)
+        heads = amap.keys() & vocab.keys()
+        if "" in amap:
+            heads.add("")
+        return sorted({k for a in heads for k, rest in amap[a] if all(w in vocab for w in rest)})
 
     def _main_bitmap(self, mode: str) -> np.ndarray:
         """Bitmap of the top ``_MAIN_BITMAP_BITS`` bits of the mode's n-gram hashes (built once per process)."""
