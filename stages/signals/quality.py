@@ -10,6 +10,12 @@ from typing import Iterable
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from assay.stages.common.memo import TextMemo
+
+# {model path: score} of the documents scored on their whole text, for the web quality step of the same
+# worker, which scores the same texts with the English model again (``assay.stages.web.quality``)
+SCORED = TextMemo(max_chars=20_000)
+
 # which models apply to which source (only models listed in ``models`` are ever loaded/used)
 DEFAULT_SOURCES: dict[str, list[str]] = {"web": ["web", "stem"], "code": ["code", "code_corruption"],
                                          "pdf": ["web", "stem", "pdf"]}
@@ -87,6 +93,7 @@ class QualityScores(PipelineStep):
 
         loaded = self._load()
         normalized: dict[tuple, list[str]] = {}  # one normalisation pass per distinct config (web+stem share)
+        known: dict[int, dict[str, float]] = {}  # batch index -> {model path: score}, for SCORED
         for m in self.models:
             key = self.keys[m]
             idx = []
@@ -112,7 +119,13 @@ class QualityScores(PipelineStep):
             for i, s, p in zip(idx, scores, pct):
                 batch[i].metadata[f"{key}__score"] = float(s)
                 batch[i].metadata[f"{key}__pct"] = None if p is None else float(p)
+                if SCORED.active:
+                    known.setdefault(i, {})[str(model.path)] = float(s)
             self.stat_update(f"scored/{m}", value=len(idx))
+        for i, by_model in known.items():
+            text = batch[i].text
+            if len(text) <= self.text_max_chars:  # scored on the whole text
+                SCORED.put(batch[i].id, text, by_model)
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         from assay.stages.common.batching import batched

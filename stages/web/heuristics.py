@@ -28,6 +28,8 @@ from datatrove.pipeline.filters.gopher_quality_filter import STOP_WORDS
 from datatrove.pipeline.filters.gopher_repetition_filter import find_duplicates
 from datatrove.utils.text import PUNCTUATION_SET, TERMINAL_PUNCTUATION
 
+from assay.stages.common.memo import TextMemo
+
 _WORD_RE = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]+", re.UNICODE)
 _SENT_END_RE = re.compile(r"[.!?。！？]+(?=\s|$)")
 _PARA_RE = re.compile(r"\n{2,}")
@@ -136,7 +138,7 @@ class _WordTable:
         """A boolean property computed once per distinct word, spread over all positions."""
         if not self.uniq:
             return np.zeros(0, dtype=bool)
-        u = np.fromiter((bool(fn(w)) for w in self.uniq), dtype=bool, count=len(self.uniq))
+        u = np.fromiter(map(fn, self.uniq), dtype=bool, count=len(self.uniq))  # fn returns a bool
         return u[self.ids]
 
     def ngram_hashes(self, max_n: int):
@@ -453,28 +455,11 @@ def web_heuristic_signals(text: str) -> dict:
     return out
 
 
-# doc id -> the exact text measured in full, for the later web quality step of the same worker
-# (``measured_text``): it reads the stored classic signals instead of computing them again. Only texts
-# that step can use (at most its 20,000 characters); bounded, oldest first out.
-_MEASURED: dict[str, str] = {}
-_MEASURED_MAX = 1024
+# classic signals measured on a whole text, for the web quality step of the same worker (it reads the
+# stored values instead of computing them again: ``assay.stages.web.quality.stored_classic_signals``);
+# only texts that step can use (its first 20,000 characters are the whole text)
 MEMO_MAX_CHARS = 20_000
-
-
-def remember_measured(doc_id: str, text: str) -> None:
-    """Record that the stored signals of ``doc_id`` were computed on all of ``text``."""
-    if len(text) > MEMO_MAX_CHARS:
-        return
-    _MEASURED.pop(doc_id, None)
-    _MEASURED[doc_id] = text
-    if len(_MEASURED) > _MEASURED_MAX:
-        del _MEASURED[next(iter(_MEASURED))]
-
-
-def measured_text(doc_id: str) -> str | None:
-    """The text whose signals ``WebHeuristicSignals`` stored for ``doc_id`` in this process (removed from
-    the memo: one reader), or ``None``."""
-    return _MEASURED.pop(doc_id, None)
+MEASURED = TextMemo(max_chars=MEMO_MAX_CHARS)
 
 
 class WebHeuristicSignals(PipelineStep):
@@ -509,6 +494,6 @@ class WebHeuristicSignals(PipelineStep):
             sig["web__measured_chars"] = min(len(text), self.max_chars)
             meta.update(sig)
             if len(text) <= self.max_chars:
-                remember_measured(doc.id, text)
+                MEASURED.put(doc.id, text, True)
             self.stat_update("measured")
             yield doc

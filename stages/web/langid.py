@@ -18,6 +18,8 @@ import threading
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from assay.stages.common.memo import TextMemo
+
 _MODELS: dict[str, object] = {}
 _LOCK = threading.Lock()
 
@@ -102,30 +104,19 @@ def detect_language(text: str, *, model_path: str | None = None) -> tuple[str, f
     return top[0] if top else ("und", 0.0)
 
 
-# doc id -> (model path, text, code, unrounded score) of the latest predictions of ``LanguageId`` in this
-# process, for the web quality step that runs the same prediction on the same text (``recent_detection``)
-_RECENT: dict[str, tuple[str, str, str, float]] = {}
-_RECENT_MAX = 1024
+# (model path, code, unrounded score) of the latest predictions of ``LanguageId`` in this process, by
+# document id and text, for the web quality step that makes the same prediction on the same text
+RECENT = TextMemo()
 
 
 def recent_detection(doc_id: str, text: str, model_path: str | None = None) -> tuple[str, float] | None:
     """``detect_language(text, model_path=model_path)`` as ``LanguageId`` computed it for ``doc_id`` in
     this process (unrounded), when it predicted on exactly ``text`` with that model; else ``None``.
     Removes the entry (one reader)."""
-    hit = _RECENT.pop(doc_id, None)
-    if hit is None:
+    hit = RECENT.take(doc_id, text)
+    if hit is None or hit[0] != (model_path or default_model_path()):
         return None
-    path, seen, code, score = hit
-    if path != (model_path or default_model_path()) or not (seen is text or seen == text):
-        return None
-    return code, score
-
-
-def _remember(doc_id: str, path: str, text: str, code: str, score: float) -> None:
-    _RECENT.pop(doc_id, None)
-    _RECENT[doc_id] = (path, text, code, score)
-    if len(_RECENT) > _RECENT_MAX:
-        del _RECENT[next(iter(_RECENT))]
+    return hit[1], hit[2]
 
 
 def language_threshold(code: str, thresholds: dict[str, float] | None = None,
@@ -190,7 +181,7 @@ class LanguageId(PipelineStep):
                 text = doc.text[: self.max_chars]
                 code, score = detect_language(text, model_path=path)
             if text is doc.text:  # the whole text (a prefix would be a copy to hold): remember it
-                _remember(doc.id, path, text, code, score)
+                RECENT.put(doc.id, text, (path, code, score))
             thr = language_threshold(code, self.thresholds, self.default_threshold)
             meta["lang__code"] = code
             meta["lang__score"] = round(score, 6)

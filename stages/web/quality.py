@@ -155,14 +155,16 @@ def load_combiner(path: str | None = None) -> dict:
 def quality_features(texts: list[str], models: dict[str, list[str]] | None = None, *,
                      signals: list[dict | None] | None = None,
                      languages: list[tuple[str, float] | None] | None = None,
+                     scores: list[dict[str, float] | None] | None = None,
                      ) -> tuple[np.ndarray, list[str], list[str]]:
     """Feature matrix (n x k), feature names and detected languages for ``texts``.
 
     ``models``: ``{model name: [languages it covers]}`` (default: the combiner file's). Each model adds
     ``<model>__logit`` (0 outside its languages) and ``<model>__covered`` (0/1).
-    ``signals`` / ``languages``: per text, values already computed for exactly this text (``None`` where
-    not): ``classic_signals(text[:TEXT_MAX_CHARS])`` and ``detect_language(text[:TEXT_MAX_CHARS])``.
-    The features are the same either way; the batch step passes what earlier steps measured."""
+    ``signals`` / ``languages`` / ``scores``: per text, values already computed for exactly this text
+    (``None`` where not): ``classic_signals(text[:TEXT_MAX_CHARS])``, ``detect_language(text[:TEXT_MAX_CHARS])``
+    and ``{model path: load(model).score([text[:TEXT_MAX_CHARS]])[0]}``. The features are the same either
+    way; the batch step passes what earlier steps measured."""
     import assay.classifiers  # noqa: PLC0415
     from assay.stages.web.langid import detect_language  # noqa: PLC0415
 
@@ -183,7 +185,13 @@ def quality_features(texts: list[str], models: dict[str, list[str]] | None = Non
         logit = np.zeros(len(texts))
         if cov.any():
             idx = np.flatnonzero(cov)
-            logit[idx] = _logit(assay.classifiers.load(m).score([texts[i][:TEXT_MAX_CHARS] for i in idx]))
+            model = assay.classifiers.load(m)
+            path = str(model.path)
+            probs = np.array([(scores[i] or {}).get(path, np.nan) if scores is not None else np.nan for i in idx])
+            todo = np.flatnonzero(np.isnan(probs))
+            if len(todo):
+                probs[todo] = model.score([texts[idx[j]][:TEXT_MAX_CHARS] for j in todo])
+            logit[idx] = _logit(probs)
         cols += [logit[:, None], cov.astype(np.float64)[:, None]]
         names += [f"{m}__logit", f"{m}__covered"]
     return np.hstack(cols), names, langs
@@ -195,17 +203,33 @@ _CLASSIC_PREFIXES = ("gopher__", "c4__", "fineweb__")
 def stored_classic_signals(doc: Document) -> dict | None:
     """The classic signals the ``web_heuristics_v1`` step stored for this document, where they are
     exactly ``classic_signals(doc.text[:TEXT_MAX_CHARS])``: the step measured this very text (unchanged
-    since; :func:`assay.stages.web.heuristics.measured_text`) and all of it (no longer than
+    since: ``assay.stages.web.heuristics.MEASURED``) and all of it (no longer than
     ``TEXT_MAX_CHARS``). ``None`` otherwise (the caller computes them)."""
-    from assay.stages.web.heuristics import measured_text  # noqa: PLC0415
+    from assay.stages.web.heuristics import MEASURED  # noqa: PLC0415
 
     text = doc.text or ""
-    seen = measured_text(doc.id)
     meta = doc.metadata
-    if (seen is None or len(text) > TEXT_MAX_CHARS or meta.get("web__measured_chars") != len(text)
-            or not (seen is text or seen == text)):
+    if (MEASURED.take(doc.id, text) is None or len(text) > TEXT_MAX_CHARS
+            or meta.get("web__measured_chars") != len(text)):
         return None
     return {k: v for k, v in meta.items() if k.startswith(_CLASSIC_PREFIXES)}
+
+
+def stored_model_scores(doc: Document) -> dict[str, float] | None:
+    """``{model path: score}`` of the fastText quality models the ``quality_scores_v1`` step ran on exactly
+    ``doc.text[:TEXT_MAX_CHARS]`` (its whole text) in this worker (``assay.stages.signals.quality.SCORED``)."""
+    from assay.stages.signals.quality import SCORED  # noqa: PLC0415
+
+    return SCORED.take(doc.id, (doc.text or "")[:TEXT_MAX_CHARS])
+
+
+def _memos() -> list:
+    """The per-worker memos this step reads (``assay.stages.common.memo``)."""
+    from assay.stages.signals.quality import SCORED  # noqa: PLC0415
+    from assay.stages.web.heuristics import MEASURED  # noqa: PLC0415
+    from assay.stages.web.langid import RECENT  # noqa: PLC0415
+
+    return [MEASURED, RECENT, SCORED]
 
 
 def stored_language(doc: Document) -> tuple[str, float] | None:
@@ -280,7 +304,8 @@ class WebQualityScore(PipelineStep):
             docs = [batch[i] for i in idx]
             X, names, langs = quality_features([d.text for d in docs], comb["models"],
                                                signals=[stored_classic_signals(d) for d in docs],
-                                               languages=[stored_language(d) for d in docs])
+                                               languages=[stored_language(d) for d in docs],
+                                               scores=[stored_model_scores(d) for d in docs])
             scores = combine(X, names, comb)
             pct = quality_percentile(scores, combiner_path=self.combiner_path)
         for i, s, p, lang in zip(idx, scores, pct, langs):
@@ -293,4 +318,11 @@ class WebQualityScore(PipelineStep):
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         from assay.stages.common.batching import batched
 
-        yield from batched(data, self.batch_size, self._score, lambda: self.stat_update("documents"))
+        memos = _memos()
+        for memo in memos:  # earlier steps of this worker hand over what they computed on the same texts
+            memo.open()
+        try:
+            yield from batched(data, self.batch_size, self._score, lambda: self.stat_update("documents"))
+        finally:
+            for memo in memos:
+                memo.close()

@@ -28,18 +28,38 @@ def _pages(shared_data, n: int = 40) -> list[Document]:
     return docs
 
 
+def _memos():
+    from assay.stages.signals.quality import SCORED
+
+    return [H.MEASURED, L.RECENT, SCORED]
+
+
 def _clear_memos():
-    H._MEASURED.clear()
-    L._RECENT.clear()
+    for m in _memos():
+        while m.active:
+            m.close()
+        m.clear()
 
 
 @pytest.mark.shared_data
 def test_reused_signals_equal_recomputation_on_real_pages(shared_data):
+    import assay.classifiers
+    from assay.stages.signals.quality import QualityScores
+    from assay.stages.web.quality import stored_model_scores
+
     _clear_memos()
-    docs = list(LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(_pages(shared_data)))))
+    for m in _memos():
+        m.open()  # as the web quality step does when it starts
+    docs = list(QualityScores(models=["web", "stem"]).run(
+        LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(_pages(shared_data))))))
     assert len(docs) >= 30
+    web = assay.classifiers.load("web")
     n_sig = n_lang = 0
     for d in docs:
+        scores = stored_model_scores(d)
+        assert (scores is not None) == (len(d.text) <= TEXT_MAX_CHARS), d.id
+        if scores is not None:
+            assert scores[str(web.path)] == float(web.score([d.text[:TEXT_MAX_CHARS]])[0])
         sig = stored_classic_signals(d)
         short = len(d.text) <= TEXT_MAX_CHARS
         assert (sig is not None) == short, d.id  # every text within the limit is reused
@@ -53,21 +73,62 @@ def test_reused_signals_equal_recomputation_on_real_pages(shared_data):
             assert lang == detect_language(d.text[:TEXT_MAX_CHARS])  # unrounded, unlike lang__score
         # one reader: a second look finds nothing
         assert stored_classic_signals(d) is None and stored_language(d) is None
+        assert stored_model_scores(d) is None
     assert n_sig >= 20 and n_lang >= 20
     _clear_memos()
 
 
+def test_memos_keep_nothing_without_a_reader():
+    _clear_memos()
+    d = Document(text="The council decided on Monday to extend the opening hours. " * 5, id="a",
+                 metadata={"source": "web"})
+    list(LanguageId().run(WebHeuristicSignals().run([d])))
+    assert len(H.MEASURED) == 0 and len(L.RECENT) == 0
+    assert stored_classic_signals(d) is None and stored_language(d) is None
+    # a reader that finishes forgets what it did not read
+    H.MEASURED.open()
+    list(WebHeuristicSignals().run([Document(text="Another short page of text.", id="b",
+                                             metadata={"source": "web"})]))
+    assert len(H.MEASURED) == 1
+    H.MEASURED.close()
+    assert len(H.MEASURED) == 0
+
+
 @pytest.mark.shared_data
 def test_quality_scores_same_with_and_without_reuse(shared_data):
+    from assay.stages.signals.quality import QualityScores
+
     _clear_memos()
     pages = _pages(shared_data)
-    chained = list(WebQualityScore().run(LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(
-        copy.deepcopy(pages))))))
+    calls = {"classic": 0}
+    real = H.classic_signals
+
+    def counting(*a, **k):
+        calls["classic"] += 1
+        return real(*a, **k)
+
+    def upstream(docs):
+        return QualityScores(models=["web", "stem"]).run(
+            LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(docs))))
+
     _clear_memos()
-    # the same documents through the same steps, the memos emptied before the quality step: all recomputed
-    prepared = list(LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(copy.deepcopy(pages)))))
-    _clear_memos()
-    fresh = list(WebQualityScore().run(iter(prepared)))
+    H.classic_signals = counting  # the heuristics step calls it too: count the upstream steps alone first
+    try:
+        list(upstream(copy.deepcopy(pages)))
+        n_upstream = calls["classic"]
+        calls["classic"] = 0
+        chained = list(WebQualityScore().run(upstream(copy.deepcopy(pages))))
+        n_chained = calls["classic"] - n_upstream  # the quality step's own
+        _clear_memos()
+        # the same documents through the same steps, the quality step alone afterwards: all recomputed
+        prepared = list(upstream(copy.deepcopy(pages)))
+        calls["classic"] = 0
+        fresh = list(WebQualityScore().run(iter(prepared)))
+        n_fresh = calls["classic"]
+    finally:
+        H.classic_signals = real
+    n_short = sum(len(d.text) <= TEXT_MAX_CHARS for d in prepared)
+    assert n_fresh == len(pages) and n_chained == len(pages) - n_short and n_short >= 20
     keys = ("quality__web_score", "quality__web_pct", "quality__lang")
     assert [[d.metadata[k] for k in keys] for d in chained] == [[d.metadata[k] for k in keys] for d in fresh]
     assert all(d.metadata["quality__web_score"] is not None for d in chained)
@@ -75,10 +136,13 @@ def test_quality_scores_same_with_and_without_reuse(shared_data):
 
 def test_changed_text_is_not_reused():
     _clear_memos()
+    for m in _memos():
+        m.open()
     text = "The council decided on Monday to extend the opening hours of the library. " * 5
     d = Document(text=text, id="a", metadata={"source": "web"})
     list(WebHeuristicSignals().run([d]))
     list(LanguageId().run([d]))
+    assert len(H.MEASURED) == 1 and len(L.RECENT) == 1
     d.text = text + " Edited later."
     assert stored_classic_signals(d) is None
     assert stored_language(d) is None
