@@ -244,6 +244,7 @@ def _cache_loguru_lib_dirs() -> None:
         return list(dirs[0])
 
     cached._assay_cached = True
+    cached._assay_original = fn
     fmt._get_lib_dirs = staticmethod(cached)
 
 

@@ -67,12 +67,16 @@ class QualityScores(PipelineStep):
         state["_loaded"] = None  # never pickle fastText handles
         return state
 
-    def _load(self) -> dict:
+    def _load(self, m: str):
+        """Model ``m``, loaded on first use: a worker that only sees web documents never loads the code
+        and PDF models."""
         if self._loaded is None:
+            self._loaded = {}
+        if m not in self._loaded:
             import assay.classifiers  # noqa: PLC0415
 
-            self._loaded = {m: assay.classifiers.load(m) for m in self.models}
-        return self._loaded
+            self._loaded[m] = assay.classifiers.load(m)
+        return self._loaded[m]
 
     def _mentioned(self, m: str, names: list[str]) -> bool:
         return m in names or self.keys[m].removeprefix("fasttext_") in names
@@ -91,7 +95,6 @@ class QualityScores(PipelineStep):
         from assay.classifiers.calibrate import percentile  # noqa: PLC0415
         from assay.classifiers.text import normalize  # noqa: PLC0415
 
-        loaded = self._load()
         normalized: dict[tuple, list[str]] = {}  # one normalisation pass per distinct config (web+stem share)
         known: dict[int, dict[str, float]] = {}  # batch index -> {model path: score}, for SCORED
         for m in self.models:
@@ -106,7 +109,7 @@ class QualityScores(PipelineStep):
                     idx.append(i)
             if not idx:
                 continue
-            model = loaded[m]
+            model = self._load(m)
             with self.track_time(unit="batch"):
                 nkey = (tuple(sorted(model.normalization.to_dict().items())), tuple(idx))
                 if nkey not in normalized:

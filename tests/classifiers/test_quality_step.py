@@ -100,3 +100,16 @@ def test_runs_in_datatrove_local_executor(tiny_model, tmp_path):
     # a model the default source map does not mention applies to every source; rejected/blank docs get None
     assert scored == sorted(f"{i}-{k}" for i in ("w1", "c1", "p1", "u1") for k in range(2))
     assert all(key in r["metadata"] for r in rows)
+
+
+def test_models_load_only_for_the_sources_seen():
+    """The default recipe lists five models; a worker that sees only web documents loads the two that
+    apply to web (web, stem), never the code and PDF ones."""
+    from datatrove.data import Document
+
+    step = QualityScores(models=["web", "stem", "code", "code_corruption", "pdf"])
+    docs = [Document(text="The council decided on Monday to extend the opening hours of the library.", id="w",
+                     metadata={"source": "web"})]
+    out = list(step.run(iter(docs)))
+    assert sorted(step._loaded) == ["stem", "web"]
+    assert out[0].metadata["fasttext_web__score"] is not None and out[0].metadata["fasttext_code__score"] is None

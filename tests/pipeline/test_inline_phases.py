@@ -121,3 +121,22 @@ def test_run_gives_the_same_shards_with_and_without_in_process_phases(tmp_path):
     pooled = run(tmp_path / "pool", 0)
     inline = run(tmp_path / "inline", 8)
     assert pooled and pooled == inline
+
+
+def test_loguru_library_folders_computed_once_per_process():
+    """Each task adds two loguru sinks; loguru expands every sysconfig scheme per sink. The executors module
+    caches those folders: same answer as loguru's own computation, computed once, sinks still work."""
+    import sys
+
+    from loguru import _better_exceptions as be
+    from loguru import logger
+
+    import assay.pipeline.executors  # noqa: F401  (installs the cache)
+
+    cached = be.ExceptionFormatter._get_lib_dirs
+    assert getattr(cached, "_assay_cached", False)
+    first = cached()
+    assert first == cached() and first is not cached()  # a fresh list each time, same folders
+    assert first == cached._assay_original()  # loguru's own computation
+    h = logger.add(sys.stderr, level="ERROR")
+    logger.remove(h)
