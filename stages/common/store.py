@@ -151,11 +151,21 @@ def rows_to_table(rows: list[dict[str, Any]], schema: Mapping[str, str] | None =
     cols: dict[str, list[Any]] = {k: [] for k in schema}
     extras: list[str | None] = []
     issues: list[str | None] = []
+    items = list(schema.items())
     for r in rows:
         extra: dict[str, Any] = {}
         problems: list[str] = []
-        for k, typ in schema.items():
-            v, problem = coerce(r.get(k), typ)
+        get = r.get
+        for k, typ in items:
+            v = get(k)
+            t = type(v)
+            # the values signal steps write already have their declared type: stored as they are (what
+            # `coerce` returns for them); anything else goes through `coerce`
+            if v is None or (t is float and typ == "float" and v == v) or (t is bool and typ == "bool") or (
+                    t is int and typ == "int" and INT64_MIN <= v <= INT64_MAX):
+                cols[k].append(v)
+                continue
+            v, problem = coerce(v, typ)
             cols[k].append(v)
             if problem:
                 problems.append(f"{k}:{problem}")

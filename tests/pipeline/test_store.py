@@ -59,3 +59,29 @@ def test_source_gate_only_touches_its_source():
             Document(text="c", id="3", metadata={"source": "web"})]
     out = list(SourceGate(Upper(), "web").run(iter(docs)))
     assert [d.text for d in out] == ["A", "b", "C"]
+
+
+def test_rows_to_table_fast_path_equals_coerce():
+    """Values already of their declared type are stored as they are; the result equals coercing every
+    value (NaN, infinities, bools in int/float columns, out-of-range ints, strings with lone surrogates)."""
+    import math
+
+    from assay.stages.common.store import ISSUES_COLUMN, coerce, rows_to_table
+
+    schema = {"f": "float", "i": "int", "b": "bool", "s": "str"}
+    vals = {"f": [1.5, float("nan"), float("inf"), -0.0, 3, True, "2.5", None, "x"],
+            "i": [7, 2**70, -(2**70), 3.0, 3.5, True, "12", None, float("nan")],
+            "b": [True, False, 1, 0, 2, "true", None, 1.0, "no"],
+            "s": ["a", "b\udcff", 3, 2.5, True, None, ["x"], {"k": 1}, b"by"]}
+    rows = [{k: vals[k][j] for k in schema} for j in range(9)]
+    got = rows_to_table(rows, schema).to_pylist()
+    for j, row in enumerate(got):
+        problems = []
+        for k, typ in schema.items():
+            want, problem = coerce(rows[j][k], typ)
+            v = row[k]
+            assert (v == want) or (isinstance(v, float) and isinstance(want, float) and math.isnan(v) and math.isnan(want)), (k, j)
+            assert type(v) is type(want) or want is None, (k, j)
+            if problem:
+                problems.append(f"{k}:{problem}")
+        assert row[ISSUES_COLUMN] == (",".join(problems) or None)
