@@ -357,18 +357,35 @@ class _Prepared:
             win = np.lib.stride_tricks.sliding_window_view(self.h, n)
             with np.errstate(over="ignore"):
                 return (win * _COEF[:n]).sum(axis=1, dtype=np.uint64)
+        # A token's value in a window: its hash, or for an identifier the distance code of its previous
+        # occurrence when that lies inside the window, else _NEW_ID. Only identifiers whose previous
+        # occurrence is closer than n tokens ("close") have a value that depends on the window start: the
+        # windows starting at or before that occurrence see the distance code, the g = p - prev[p] windows
+        # starting after it see _NEW_ID. So: one weighted sum over the values as the earliest windows see
+        # them, plus, per close identifier and offset j < g, the change for the window starting at p - j
+        # (same hashes as the per-window formula, modulo 2**64; no n-wide copy per window).
+        p = np.arange(m)
+        gap = p - self.prev  # about 10**9 where there is no previous occurrence
+        close = self.is_id & (gap < n)
+        code = np.clip(gap, 0, len(_DIST) - 1)
+        base = np.where(self.is_id, np.where(close, _DIST[code], _NEW_ID), self.h)
+        win = np.lib.stride_tricks.sliding_window_view(base, n)
         out = np.empty(m - n + 1, dtype=np.uint64)
-        offs = np.arange(n)
-        for s in range(0, m - n + 1, chunk):
-            starts = np.arange(s, min(s + chunk, m - n + 1))
-            P = starts[:, None] + offs[None, :]
-            pm = self.prev[P]
-            inside = pm >= starts[:, None]
-            d = np.clip(P - pm, 0, len(_DIST) - 1)
-            idv = np.where(inside, _DIST[d], _NEW_ID)
-            vals = np.where(self.is_id[P], idv, self.h[P])
-            with np.errstate(over="ignore"):
-                out[s: s + len(starts)] = (vals * _COEF[:n]).sum(axis=1, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for s in range(0, m - n + 1, chunk):
+                out[s: s + chunk] = (win[s: s + chunk] * _COEF[:n]).sum(axis=1, dtype=np.uint64)
+            pos = np.flatnonzero(close)
+            if len(pos):
+                g = gap[pos]
+                change = _NEW_ID - _DIST[code[pos]]
+                last = m - n
+                for j in range(int(g.max())):
+                    if j:
+                        keep = g > j
+                        pos, g, change = pos[keep], g[keep], change[keep]
+                    start = pos - j  # distinct for one j: plain fancy-index addition is exact
+                    ok = start <= last
+                    out[start[ok]] += _COEF[j] * change[ok]
         return out
 
 

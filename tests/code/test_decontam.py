@@ -96,3 +96,44 @@ def test_whole_short_items_found_in_a_page(step):
         cov, j, _mode = idx.best_match(page)
         assert cov == 1.0 and j is not None, it
         assert short_tokens(idx.items[j].text) == short_tokens(it.text) or idx.items[j].mode == "code", (it, idx.items[j])
+
+
+def _code_windows_reference(prep, n):
+    """The per-window definition of code-mode window hashes (every window's n values built explicitly):
+    an identifier's value is the distance code of its previous occurrence inside the window, else NEW_ID."""
+    import numpy as np
+
+    from assay.stages.signals import decontam as D
+
+    m = prep.n
+    out = np.empty(max(0, m - n + 1), dtype=np.uint64)
+    for s in range(m - n + 1):
+        vals = []
+        for j in range(n):
+            p = s + j
+            if prep.is_id[p]:
+                pm = prep.prev[p]
+                vals.append(D._DIST[min(p - pm, len(D._DIST) - 1)] if pm >= s else D._NEW_ID)
+            else:
+                vals.append(prep.h[p])
+        with np.errstate(over="ignore"):
+            out[s] = (np.array(vals, dtype=np.uint64) * D._COEF[:n]).sum(dtype=np.uint64)
+    return out
+
+
+def test_code_window_hashes_equal_the_per_window_definition():
+    """The vectorised code-mode window hashes (one weighted sum plus corrections for identifiers that
+    repeat within a window) equal the per-window definition, on random token streams and lengths."""
+    import numpy as np
+
+    from assay.stages.signals.decontam import _Prepared, code_tokens
+
+    rng = np.random.default_rng(7)
+    vocab = ["a", "b", "c", "def", "(", ")", ":", "x1", "return", "7", "self", "="]
+    cases = [list(rng.choice(vocab[: rng.integers(2, len(vocab))], size=rng.integers(0, 90))) for _ in range(60)]
+    cases.append(code_tokens("def f(a, b):\n    return a + b if a else f(b, a)\n" * 3))
+    for toks in cases:
+        prep = _Prepared(toks, code=True)
+        for n in (1, 2, 3, 7, 26):
+            assert np.array_equal(prep.windows(n), _code_windows_reference(prep, n)), (toks, n)
+            assert np.array_equal(prep.windows(n, chunk=5), _code_windows_reference(prep, n))
