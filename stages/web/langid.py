@@ -73,10 +73,13 @@ def load_model(model_path: str | None = None):
 
 def prose_for_langid(text: str, min_chars: int = 40) -> str:
     """Text without fenced code, math and inline code when at least ``min_chars`` of prose remain."""
-    stripped = _FENCE_RE.sub(" ", text)
-    stripped = _DISPLAY_MATH_RE.sub(" ", stripped)
-    stripped = _INLINE_MATH_RE.sub(" ", stripped)
-    stripped = _INLINE_CODE_RE.sub(" ", stripped)
+    if "`" not in text and "$" not in text:  # every pattern needs one of them: nothing to remove
+        return text
+    stripped = _FENCE_RE.sub(" ", text) if "```" in text else text
+    if "$" in stripped:
+        stripped = _DISPLAY_MATH_RE.sub(" ", stripped) if "$$" in stripped else stripped
+        stripped = _INLINE_MATH_RE.sub(" ", stripped)
+    stripped = _INLINE_CODE_RE.sub(" ", stripped) if "`" in stripped else stripped
     return stripped if len(stripped.strip()) >= min_chars else text
 
 

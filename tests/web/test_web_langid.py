@@ -118,3 +118,22 @@ def test_register_labelled_documents_accuracy(shared_data: Path):
                     break
         correct = sum(detect_language(t)[0] == lang for t in texts)
         assert correct / len(texts) >= 0.9, (lang, correct, len(texts))
+
+
+def test_prose_for_langid_marker_shortcuts_change_nothing():
+    """The pattern passes skipped for want of their marker (``` for fences, $ for math, ` for inline
+    code) would have removed nothing: same result as running every pattern."""
+    from assay.stages.web import langid as L
+
+    def every_pattern(text, min_chars=40):
+        s = L._FENCE_RE.sub(" ", text)
+        s = L._DISPLAY_MATH_RE.sub(" ", s)
+        s = L._INLINE_MATH_RE.sub(" ", s)
+        s = L._INLINE_CODE_RE.sub(" ", s)
+        return s if len(s.strip()) >= min_chars else text
+
+    prose = "The library opens at nine on weekdays and at ten on Saturdays, says the council. "
+    cases = [prose, prose + "Use `ls -la` here.", prose + "Cost $5 and $$x^2$$ and $y$.",
+             prose + "\n```\ncode here\n```\n" + prose, "`only code`", "$$ $$", prose + "costs $5 or $6 today"]
+    for c in cases:
+        assert L.prose_for_langid(c) == every_pattern(c)
