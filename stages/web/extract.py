@@ -170,12 +170,30 @@ def _attr_values(html: str) -> tuple[set[str], set[str]]:
     return set(rc.findall(html)), set(ri.findall(html))
 
 
+# widget words also looked for as a camelCase part of a class/id ("imageCaption", "photoCaption": captions
+# kept as story text on news pages): a capitalised word inside a token is split off. Every widget word
+# as a camelCase part gained 4 more train/dev pages (each < 0.005 F1) for ~4% more extraction CPU
+_CAMEL_WORDS = ("caption",)
+_CAMEL_CAPS = tuple(w.capitalize() for w in _CAMEL_WORDS)
+
+
+def _camel_split(key: str) -> str:
+    """``key`` with a space before each ``_CAMEL_WORDS`` part spelled capitalised (``imageCaption`` ->
+    ``image Caption``), so the widget regex sees a word boundary there."""
+    for w in _CAMEL_CAPS:
+        if w in key:
+            key = key.replace(w, " " + w)
+    return key
+
+
 def _widget_words_in(values: set[str]) -> tuple[str, set[str]]:
-    """(the values joined, the widget words that occur in them, lower-cased)."""
+    """(the values joined, the widget words that occur in them, lower-cased; ``_CAMEL_WORDS`` also as
+    camelCase parts: "imageCaption")."""
     joined = " ".join(values)
     low = joined.lower()
     found = set(low.replace("_", " ").replace("-", " ").split()) & _WIDGET_WORDS
     found.update(k for k in _WIDGET_PREFIXES + _WIDGET_PAIRS if k in low)
+    found.update(w for w, cap in zip(_CAMEL_WORDS, _CAMEL_CAPS) if cap in joined)
     return joined, found
 
 
@@ -189,7 +207,7 @@ def _boilerplate_selector(class_vals: set[str], id_vals: set[str]) -> str | None
         joined, found = _widget_words_in(vals)
         kept: list[tuple[str, bool]] = []  # (word, case-sensitive)
         for w in sorted(found, key=len):
-            cs = w in joined
+            cs = w in joined and w.capitalize() not in joined  # "imageCaption" needs [class*="caption" i]
             # [class*="comment"] already selects every "comments"/"navheader" ("header") candidate
             if not any(k in w and (cs or not kcs) for k, kcs in kept):
                 kept.append((w, cs))
@@ -869,6 +887,7 @@ class _Rewriter:
             key = (el.getattr("class") or "") + " " + (el.getattr("id") or "")
             if "no" in key:
                 key = _NEGATED_TOKEN_RE.sub(" ", key)  # "no-share", "no_comments": content without widgets
+            key = _camel_split(key)
             m = _BOILERPLATE_CLASS_RE.search(key)
             if m is None:
                 continue

@@ -94,6 +94,21 @@ def test_figure_captions_dropped_code_captions_kept():
     assert caps == ["Listing 1: print(1) prints one"]
 
 
+def test_camel_case_caption_class_is_a_widget():
+    from resiliparse.parse.html import HTMLTree
+
+    from assay.stages.web.extract import _Rewriter
+
+    html = (f"<html><body><article>{STORY}<div class=mol-img><img src=a.jpg></div><p class=\"imageCaption\">The "
+            f"animals could have evolved to be smaller. Pictured is a field site.</p><p class=\"captionless\">Kept "
+            f"paragraph of the story.</p><p class=\"recaptioned\">Kept too.</p></article></body></html>")
+    tree = HTMLTree.parse(html)
+    _Rewriter(tree, html).boilerplate()
+    text = " ".join(p.text for p in tree.document.query_selector_all("p").values())
+    assert "Pictured is a field site" not in text
+    assert "Kept paragraph of the story." in text and "Kept too." in text  # no camelCase boundary there
+
+
 @pytest.mark.parametrize("line", ["Published November 20th, 2019 - 07:50 GMT", "Nov. 20, 2019 6:02 AM EST",
                                   "Updated: 2017-10-21", "March 15, 2017", "Image 1 of 3", "Photo 2/10",
                                   "Posted April 09, 2017, at 10:08 a.m.", "First Published: March 21, 2017, 5:36 PM IST",
@@ -143,6 +158,7 @@ REAL_PAGES = [
     ("scrapinghub", "4219d096902dad9fd9d5", ("You may also like",), 0.98, "teaser list (0.990)"),
     ("scrapinghub", "dc7ccccc1f34eb2928cb", ("Published November 20th",), 0.98, "date line (0.979)"),
     ("readability", "qq", ("无障碍说明", "THE NEXT WEB > 正文"), 0.95, "menu and breadcrumb above the <h1> (0.89)"),
+    ("ir_chaos", "global,warming_1", ("Pictured is a field site",), 0.6, "<p class=imageCaption> captions (0.52)"),
 ]
 
 
