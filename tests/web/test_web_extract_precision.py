@@ -80,31 +80,30 @@ def test_sign_in_form_dropped():
     assert "Paragraph 7" in text and "Confirm Password" not in text and "Register for access" not in text
 
 
-def test_figure_captions_dropped_code_captions_kept():
+def _texts_after_boilerplate(html: str, selector: str) -> list[str]:
+    """The texts of ``selector``'s elements after the widget removal (``_Rewriter.boilerplate``)."""
     from resiliparse.parse.html import HTMLTree
 
     from assay.stages.web.extract import _Rewriter
 
+    tree = HTMLTree.parse(html)
+    _Rewriter(tree, html).boilerplate()
+    return [el.text for el in tree.document.query_selector_all(selector).values()]
+
+
+def test_figure_captions_dropped_code_captions_kept():
     html = (f"<html><body><article>{STORY}<figure><img src=a.jpg><figcaption>Photo: Jane Doe / Agency, all "
             f"rights reserved.</figcaption></figure><figure><figcaption>Listing 1: <code>print(1)</code> prints "
             f"one</figcaption></figure></article></body></html>")
-    tree = HTMLTree.parse(html)
-    _Rewriter(tree, html).boilerplate()
-    caps = [c.text for c in tree.document.query_selector_all("figcaption").values()]
+    caps = _texts_after_boilerplate(html, "figcaption")
     assert caps == ["Listing 1: print(1) prints one"]
 
 
 def test_camel_case_caption_class_is_a_widget():
-    from resiliparse.parse.html import HTMLTree
-
-    from assay.stages.web.extract import _Rewriter
-
     html = (f"<html><body><article>{STORY}<div class=mol-img><img src=a.jpg></div><p class=\"imageCaption\">The "
             f"animals could have evolved to be smaller. Pictured is a field site.</p><p class=\"captionless\">Kept "
             f"paragraph of the story.</p><p class=\"recaptioned\">Kept too.</p></article></body></html>")
-    tree = HTMLTree.parse(html)
-    _Rewriter(tree, html).boilerplate()
-    text = " ".join(p.text for p in tree.document.query_selector_all("p").values())
+    text = " ".join(_texts_after_boilerplate(html, "p"))
     assert "Pictured is a field site" not in text
     assert "Kept paragraph of the story." in text and "Kept too." in text  # no camelCase boundary there
 
