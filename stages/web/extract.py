@@ -1307,10 +1307,42 @@ def _trim_before_title(text: str, title: str) -> str:
     return text
 
 
+# a teaser card's byline ("By Europe correspondent Lisa Millar", "by Hannah Edensor"): a short line, no
+# sentence end, a capitalised word after "by"
+_CARD_BYLINE_RE = re.compile(r"\s*(?:[•*·-]\s*)?(?:by|von|par|por)\s+[A-Z][^.!?]{1,60}", re.I)
+_CARD_MIN_BYLINES = 2
+_CARD_LINE_MAX = 300  # a teaser's headline, label or blurb; a story's own paragraphs run longer
+
+
+def _teaser_cards_start(lines: list[str], prose: list[int], total: int) -> int | None:
+    """Where a list of teaser cards after the story begins: at least ``_CARD_MIN_BYLINES`` byline lines
+    (``_CARD_BYLINE_RE``) once the story has ended (``_TEASER_MIN_PROSE_BEFORE`` of the prose above), every
+    text line from the first of them on at most ``_CARD_LINE_MAX`` characters (a story ends once; one
+    byline after it is an author's note). The list starts at the first byline's card: the short,
+    non-prose lines (headline, number, section label) just above it. None when there is no such list."""
+    allowed = (1 - _TEASER_MIN_PROSE_BEFORE) * total
+    after, i = 0, len(lines)
+    while i > 0 and after + prose[i - 1] <= allowed:
+        i -= 1
+        after += prose[i]
+    bylines = [j for j in range(i, len(lines)) if len(lines[j]) <= 80 and lines[j].lstrip()[:4].lower().startswith(
+        ("by ", "von ", "par ", "por ", "• by")) and _CARD_BYLINE_RE.fullmatch(lines[j].rstrip())]
+    if len(bylines) < _CARD_MIN_BYLINES:
+        return None
+    first = bylines[0]
+    if any(len(ln) > _CARD_LINE_MAX for ln in lines[first:] if _PH_OPEN not in ln):
+        return None
+    j = first
+    while j > i and (not lines[j - 1].strip() or not prose[j - 1] and len(lines[j - 1].strip()) <= 120
+                     and _PH_OPEN not in lines[j - 1]):
+        j -= 1
+    return j
+
+
 def _cut_teaser_tail(text: str) -> str:
     """Drop photo galleries (``_drop_galleries``), what follows a teaser heading ("You might also like",
-    "Related stories", ...) once the story has ended (at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's
-    prose lies above the heading), and calls to action after the story (``_drop_calls_to_action``). Code,
+    "Related stories", ...) or begins a list of teaser cards with bylines (``_teaser_cards_start``) once the
+    story has ended (at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies above it), and calls to action after the story (``_drop_calls_to_action``). Code,
     math and table placeholders below the heading are kept. One pass computes every line's prose length."""
     split = text.split("\n")
     lines = _drop_galleries(split)
@@ -1319,13 +1351,15 @@ def _cut_teaser_tail(text: str) -> str:
     heads = [i for i, ln in enumerate(lines) if 0 < len(ln) <= 2 * _TEASER_HEADING_MAX
              and len(s := ln.strip()) <= _TEASER_HEADING_MAX and s
              and _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP))]
-    if heads and total >= 300:
-        for i in heads:
-            if sum(prose[:i]) >= _TEASER_MIN_PROSE_BEFORE * total:
-                keep = list(range(i)) + [j for j in range(i + 1, len(lines)) if _PH_OPEN in lines[j]]
-                lines, prose = [lines[j] for j in keep], [prose[j] for j in keep]
-                total = sum(prose)
-                break
+    if total >= 300:
+        # the first teaser heading below the story, or the first card of a teaser list, whichever is higher
+        cuts = [i for i in (next((h for h in heads if sum(prose[:h]) >= _TEASER_MIN_PROSE_BEFORE * total), None),
+                            _teaser_cards_start(lines, prose, total)) if i is not None]
+        if cuts:
+            i = min(cuts)
+            keep = list(range(i)) + [j for j in range(i + 1, len(lines)) if _PH_OPEN in lines[j]]
+            lines, prose = [lines[j] for j in keep], [prose[j] for j in keep]
+            total = sum(prose)
     lines = _drop_calls_to_action(lines, prose, total)
     return text if lines is split else "\n".join(lines)
 

@@ -61,6 +61,33 @@ def test_teaser_list_after_story_dropped():
     assert "Another headline number" not in text and "You might also like" not in text
 
 
+def test_teaser_cards_with_bylines_after_story_dropped():
+    story = "\n\n".join(f"Paragraph {i} of the story explains one more part of the events in some detail, with "
+                        f"quotes and numbers that the reader needs to follow the argument." for i in range(16))
+    cards = "\n\n".join(f"  {i}. Another headline number {i}\n    By Reporter Name{i}\n    A summary sentence for "
+                        f"teaser {i} that reads like prose but is not this story." for i in range(1, 5))
+    text = _cut_teaser_tail(f"{story}\n\nAP\n\nFeatures\n\n{cards}")
+    assert text.rstrip().endswith("Paragraph 15 of the story explains one more part of the events in some detail, "
+                                  "with quotes and numbers that the reader needs to follow the argument.")
+    paragraphs = "".join(f"<p>{x}</p>" for x in story.split("\n\n"))
+    html = f"<html><body><article>{paragraphs}</article><div><h2>Features</h2><ol>" + "".join(
+        f"<li><h3>Another headline number {i}</h3><span>By Reporter Name{i}</span><p>A summary sentence for teaser "
+        f"{i} that reads like prose but is not this story.</p></li>" for i in range(4)) + "</ol></div></body></html>"
+    assert "By Reporter" not in extract_html(html)
+
+
+def test_bylines_in_a_story_kept():
+    # one author's note after the story, and a live blog whose long entries each carry a byline, stay
+    note = f"<p>By Jane Doe</p><p>Jane covers science for the paper and lives in Ohio.</p>"
+    entries = "".join(f"<div><p>By Reporter {i}</p><p>{'Update %d on the events, with details. ' % i * 10}</p></div>"
+                      for i in range(4))
+    for tail in (note, entries):
+        html = f"<html><body><article>{STORY}{tail}</article></body></html>"
+        text = extract_html(html)
+        assert "Paragraph 7 of the story" in text
+        assert ("Jane covers science" in text) if tail is note else text.count("By Reporter") == 4
+
+
 def test_teaser_heading_mid_story_kept():
     """A "Related:" box in the middle of the story (more than 20% of the prose follows) cuts nothing."""
     lines = [f"Sentence block {i} of the article carries the actual news with plenty of words in it." for i in range(10)]
@@ -158,6 +185,9 @@ REAL_PAGES = [
     ("scrapinghub", "dc7ccccc1f34eb2928cb", ("Published November 20th",), 0.98, "date line (0.979)"),
     ("readability", "qq", ("无障碍说明", "THE NEXT WEB > 正文"), 0.95, "menu and breadcrumb above the <h1> (0.89)"),
     ("ir_chaos", "global,warming_1", ("Pictured is a field site",), 0.6, "<p class=imageCaption> captions (0.52)"),
+    ("ir_chaos", "afghanistan_5", ("Does Britain have a manners problem?", "By Ben Pobjie"), 0.98,
+     "numbered teaser cards with bylines after the story (0.90)"),
+    ("ir_chaos", "reef_7", ("Midweek Interview", "Helloworld Business Summit"), 0.85, "teaser cards (0.75)"),
 ]
 
 
