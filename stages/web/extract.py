@@ -966,6 +966,32 @@ _DATE_LINE_RE = re.compile(
     r"\W*", re.I)
 
 
+# a publication stamp ("Published at 9:21 PM PDT on Mar 21, 2017", "Updated Date: Oct 24, 2017 02:54 pm",
+# "Posted: 8 hours, 54 mins ago"), alone or in a "|"-separated metadata line with bylines and section labels
+# ("By: Derek Strickland | Gaming News | Posted: 1 day, 18 hours ago")
+_STAMP_RE = re.compile(
+    r"(?:first |last )?(?:published|updated|posted)(?:\s+date)?(?:\s*:|\s+on|\s+at)?\s*"
+    r"(?=\d|(?:mon|tue|wed|thu|fri|sat|sun)|" + _MONTH + r"\s*\d)[^!?]{0,30}?"
+    r"(?:\d{1,2}:\d{2}|\b" + _MONTH + r"\s+\d|\d{4}|\bago\b)[^!?]{0,30}", re.I)
+_STAMP_BYLINE_RE = re.compile(r"by:?\s+[^.!?]{2,40}", re.I)
+_STAMP_LINE_MAX = 160
+
+
+def _is_stamp_line(line: str) -> bool:
+    """A metadata line: "|"-separated parts, each a publication stamp (``_STAMP_RE``), a byline, a label
+    of at most 3 words or empty, at least one of them a stamp."""
+    stamp = False
+    for part in line.strip(_CHROME_STRIP).split("|"):
+        part = part.strip()
+        if not part:
+            continue
+        if _STAMP_RE.fullmatch(part) and (part[-1] != "." or part[-4:].lower() in ("a.m.", "p.m.")):
+            stamp = True  # a sentence that starts "Published on Monday, ..." ends with a full stop
+        elif not (_STAMP_BYLINE_RE.fullmatch(part) or part.count(" ") < 3 and part[-1:] not in ".!?"):
+            return False
+    return stamp
+
+
 def _restore(text: str, rw: _Rewriter) -> str:
     def sub(m: re.Match) -> str:
         i = int(m.group(1))
@@ -998,6 +1024,8 @@ def _restore(text: str, rw: _Rewriter) -> str:
                             or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)):
                 continue
             if 8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key) or _META_LINE_RE.match(key):
+                continue
+            if n <= _STAMP_LINE_MAX and ("ublished" in key or "pdated" in key or "osted" in key) and _is_stamp_line(key):
                 continue
             if n >= 20:
                 if key in seen:

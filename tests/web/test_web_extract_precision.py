@@ -141,7 +141,11 @@ def test_camel_case_caption_class_is_a_widget():
                                   "Also read: WhatsApp Text Status Update is Back", "MORE: Another story elsewhere",
                                   "Related Story: Taliban storm a base", "(Image: Debashis Sarkar/ News18.com)",
                                   "Photo Credit: Microsoft", "Copyright © 2009-2015 Example.com. All Rights Reserved.",
-                                  "2-min read"])
+                                  "2-min read",
+                                  # publication stamps and "|"-separated metadata lines (_is_stamp_line)
+                                  "Published at 9:21 PM PDT on Mar 21, 2017 | Updated at 10:24 PM PDT on Mar 21, 2017",
+                                  "By: Derek Strickland | Gaming News | Posted: 8 hours, 54 mins ago",
+                                  "Updated: Sat 8:31 PM, Feb 17, 2018"])
 def test_metadata_lines_dropped(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line not in extract_html(html)
@@ -150,7 +154,10 @@ def test_metadata_lines_dropped(line):
 @pytest.mark.parametrize("line", ["On March 15, 2017 the council met and approved the new budget for the city.",
                                   "Images 1 of 3 were taken by the author on a trip through the mountains.",
                                   "More people than ever read the news on phones: about two in three adults.",
-                                  "Photographers covered the event from the roof of the town hall all day."])
+                                  "Photographers covered the event from the roof of the town hall all day.",
+                                  "Updated figures published in 2017 show that growth doubled.",
+                                  "Published on Monday, the report found 2017 was warm.",
+                                  "Posted 12 comments | Updated daily | By the editors"])
 def test_sentences_with_dates_or_counters_kept(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line in extract_html(html)
@@ -188,6 +195,7 @@ REAL_PAGES = [
     ("ir_chaos", "afghanistan_5", ("Does Britain have a manners problem?", "By Ben Pobjie"), 0.98,
      "numbered teaser cards with bylines after the story (0.90)"),
     ("ir_chaos", "reef_7", ("Midweek Interview", "Helloworld Business Summit"), 0.85, "teaser cards (0.75)"),
+    ("ir_chaos", "nasa_6", ("Published Date: Oct 24, 2017",), 0.99, "publication stamp line (0.978)"),
 ]
 
 
