@@ -975,13 +975,14 @@ _STAMP_RE = re.compile(
     r"(?:\d{1,2}:\d{2}|\b" + _MONTH + r"\s+\d|\d{4}|\bago\b)[^!?]{0,30}", re.I)
 _STAMP_BYLINE_RE = re.compile(r"by:?\s+[^.!?]{2,40}", re.I)
 _STAMP_LINE_MAX = 160
+_STAMP_SPLIT_RE = re.compile(r"\||\s[•·–—-]\s")  # "By X | Section", "By X - Mar 21,2017 - Last updated at ..."
 
 
 def _is_stamp_line(line: str) -> bool:
-    """A metadata line: "|"-separated parts, each a publication stamp (``_STAMP_RE``), a byline, a label
+    """A metadata line: parts separated by "|" or a spaced dash or bullet, each a publication stamp (``_STAMP_RE``), a byline, a label
     of at most 3 words or empty, at least one of them a stamp."""
     stamp = False
-    for part in line.strip(_CHROME_STRIP).split("|"):
+    for part in _STAMP_SPLIT_RE.split(line.strip(_CHROME_STRIP)):
         part = part.strip()
         if not part:
             continue
@@ -1399,12 +1400,14 @@ _CTA_RE = re.compile(
     r"(?i:\b(?:sign(?:ing)? up (?:now|here|today)|subscribe (?:now|here|today|to (?:our|the) )|newsletter|"
     r"like us on|follow us\b|download (?:the|our) .{0,30}\bapp\b|we pay for your stories|"
     r"may (?:receive|earn) (?:a )?(?:compensation|commission)|affiliate (?:links?|commission)|links to online "
-    r"retail|quotes (?:are )?delayed|all rights reserved|terms of (?:use|service)|privacy policy|click here))")
+    r"retail|quotes (?:are )?delayed|all rights reserved|terms of (?:use|service)|privacy policy|click here|"
+    r"(?:post|leave) a comment|join the (?:discussion|conversation)|a link has been posted to your|"
+    r"you (?:may|might) also like these))")
 _CTA_MAX_LINE = 800
 # a literal of every ``_CTA_RE`` branch (lower case): pages holding none skip the line scan
 _CTA_KEYS = ("sign up", "signing up", "subscribe", "newsletter", "like us on", "follow us", "download", "we pay for",
              "may receive", "may earn", "affiliate", "links to online", "quotes", "all rights reserved", "terms of",
-             "privacy policy", "click here")
+             "privacy policy", "click here", "a comment", "join the", "a link has been posted", "also like these")
 
 
 def _drop_tail_calls_to_action(text: str) -> str:

@@ -145,7 +145,8 @@ def test_camel_case_caption_class_is_a_widget():
                                   # publication stamps and "|"-separated metadata lines (_is_stamp_line)
                                   "Published at 9:21 PM PDT on Mar 21, 2017 | Updated at 10:24 PM PDT on Mar 21, 2017",
                                   "By: Derek Strickland | Gaming News | Posted: 8 hours, 54 mins ago",
-                                  "Updated: Sat 8:31 PM, Feb 17, 2018"])
+                                  "Updated: Sat 8:31 PM, Feb 17, 2018",
+                                  "By Mohammad Ghazal - Mar 21,2017 - Last updated at Mar 21,2017"])
 def test_metadata_lines_dropped(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line not in extract_html(html)
@@ -157,7 +158,8 @@ def test_metadata_lines_dropped(line):
                                   "Photographers covered the event from the roof of the town hall all day.",
                                   "Updated figures published in 2017 show that growth doubled.",
                                   "Published on Monday, the report found 2017 was warm.",
-                                  "Posted 12 comments | Updated daily | By the editors"])
+                                  "Posted 12 comments | Updated daily | By the editors",
+                                  "The plan - updated in 2017 - was dropped by the council after a vote."])
 def test_sentences_with_dates_or_counters_kept(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line in extract_html(html)
@@ -261,10 +263,13 @@ def test_tail_calls_to_action_dropped_story_mentions_kept():
     mention = "The company said its newsletter reached two million readers last year, a record for the firm."
     cta = "Sign up now for the Daily newsletter to get breaking news delivered straight to your inbox!"
     notice = "Quotes delayed at least 15 minutes. Market data provided by Interactive Data."
-    text = "\n".join(story[:2] + [mention] + story[2:] + [cta, notice])
+    comment = "Got an opinion on this news? Post a comment below!"
+    share = "A link has been posted to your Facebook feed."
+    mention2 = "Readers were asked to post a comment on the proposal, and hundreds did within a day."
+    text = "\n".join(story[:2] + [mention, mention2] + story[2:] + [cta, notice, comment, share])
     out = _drop_tail_calls_to_action(text)
-    assert mention in out and all(s in out for s in story)  # the mention comes before the story ended
-    assert cta not in out and notice not in out
+    assert mention in out and mention2 in out and all(s in out for s in story)  # before the story ended
+    assert cta not in out and notice not in out and comment not in out and share not in out
 
 
 def test_tail_notices_dropped_real_page(shared_data):
