@@ -207,7 +207,9 @@ def _boilerplate_selector(class_vals: set[str], id_vals: set[str]) -> str | None
         joined, found = _widget_words_in(vals)
         kept: list[tuple[str, bool]] = []  # (word, case-sensitive)
         for w in sorted(found, key=len):
-            cs = w in joined and w.capitalize() not in joined  # "imageCaption" needs [class*="caption" i]
+            # case-sensitive unless the page spells the word with capitals only, or a camelCase word is
+            # spelled capitalised somewhere ("imageCaption" needs [class*="caption" i])
+            cs = w in joined and not (w in _CAMEL_WORDS and w.capitalize() in joined)
             # [class*="comment"] already selects every "comments"/"navheader" ("header") candidate
             if not any(k in w and (cs or not kcs) for k, kcs in kept):
                 kept.append((w, cs))
