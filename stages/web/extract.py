@@ -25,7 +25,8 @@ technical content back:
      footers, nav bars incl. DocBook's ``navheader``/``navfooter``) are removed before extraction, never
      when they hold code, math, an ``<h1>``, over 4,000 characters or running prose (5+ sentences), nor
      when the name is negated (``no-share``), nor a block named "header" that holds one link-free
-     section heading (``<div class="content header"><h2>...``); when the page marks its article body the
+     section heading (``<div class="content header"><h2>...``); "caption" also counts as a camelCase part
+     (``<p class="imageCaption">``, ``_CAMEL_WORDS``); when the page marks its article body the
      search runs inside it only (everything outside is handled by 3.);
   2. resiliparse's main-content extractor;
   3. when the page marks its article body (``itemprop=articleBody``, ``.entry-content``,
@@ -38,14 +39,17 @@ technical content back:
      the lines after the story go (the lede and dek above often sit in a container of their own);
   4. whole lines that are chrome anywhere (``_CHROME_LINES``: "Skip to main content", "Back to top",
      "Rezept drucken", "Diese Seite teilen", gallery counters "3/31", "Image 1 of 3", number-only lines),
-     date-only metadata lines ("Published November 20th, 2019 - 07:50 GMT") and repeated short lines
+     date-only metadata lines ("Published November 20th, 2019 - 07:50 GMT"), publication stamps and
+     metadata lines of stamps, bylines and labels ("By: X | Gaming News | Posted: 8 hours ago",
+     ``_is_stamp_line``) and repeated short lines
      (unless the page repeats 8+ distinct lines: a template such as a meal plan, whose repeats are content)
      are dropped;
   5. photo-gallery runs (item counters "1/31", "2/31", ... with their captions) and, once the story has
      ended (80% of the page's prose above it), everything after a teaser heading ("You might also like",
-     "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) go, and so do lines
+     "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) or from the first card
+     of a list of teaser cards with bylines ("By Ben Pobjie", ``_teaser_cards_start``) go, and so do lines
      with a call to action or site notice there (``_CTA_RE``: newsletter and sign-up pitches, "follow us",
-     affiliate and market-data disclaimers); code, math and table placeholders there stay; lines above the
+     comment prompts, affiliate and market-data disclaimers); code, math and table placeholders there stay; lines above the
      page's ``<h1>`` go when no prose precedes it (menus, breadcrumbs, slogans);
   6. when the main-content pass lost the story's headline (an ``<h1>`` inside the ``<article>`` that holds
      the story), it is put first (``_restore_article_title``);
