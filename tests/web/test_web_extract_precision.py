@@ -61,6 +61,33 @@ def test_teaser_list_after_story_dropped():
     assert "Another headline number" not in text and "You might also like" not in text
 
 
+def test_teaser_cards_with_bylines_after_story_dropped():
+    story = "\n\n".join(f"Paragraph {i} of the story explains one more part of the events in some detail, with "
+                        f"quotes and numbers that the reader needs to follow the argument." for i in range(16))
+    cards = "\n\n".join(f"  {i}. Another headline number {i}\n    By Reporter Name{i}\n    A summary sentence for "
+                        f"teaser {i} that reads like prose but is not this story." for i in range(1, 5))
+    text = _cut_teaser_tail(f"{story}\n\nAP\n\nFeatures\n\n{cards}")
+    assert text.rstrip().endswith("Paragraph 15 of the story explains one more part of the events in some detail, "
+                                  "with quotes and numbers that the reader needs to follow the argument.")
+    paragraphs = "".join(f"<p>{x}</p>" for x in story.split("\n\n"))
+    html = f"<html><body><article>{paragraphs}</article><div><h2>Features</h2><ol>" + "".join(
+        f"<li><h3>Another headline number {i}</h3><span>By Reporter Name{i}</span><p>A summary sentence for teaser "
+        f"{i} that reads like prose but is not this story.</p></li>" for i in range(4)) + "</ol></div></body></html>"
+    assert "By Reporter" not in extract_html(html)
+
+
+def test_bylines_in_a_story_kept():
+    # one author's note after the story, and a live blog whose long entries each carry a byline, stay
+    note = f"<p>By Jane Doe</p><p>Jane covers science for the paper and lives in Ohio.</p>"
+    entries = "".join(f"<div><p>By Reporter {i}</p><p>{'Update %d on the events, with details. ' % i * 10}</p></div>"
+                      for i in range(4))
+    for tail in (note, entries):
+        html = f"<html><body><article>{STORY}{tail}</article></body></html>"
+        text = extract_html(html)
+        assert "Paragraph 7 of the story" in text
+        assert ("Jane covers science" in text) if tail is note else text.count("By Reporter") == 4
+
+
 def test_teaser_heading_mid_story_kept():
     """A "Related:" box in the middle of the story (more than 20% of the prose follows) cuts nothing."""
     lines = [f"Sentence block {i} of the article carries the actual news with plenty of words in it." for i in range(10)]
@@ -80,18 +107,32 @@ def test_sign_in_form_dropped():
     assert "Paragraph 7" in text and "Confirm Password" not in text and "Register for access" not in text
 
 
-def test_figure_captions_dropped_code_captions_kept():
+def _texts_after_boilerplate(html: str, selector: str) -> list[str]:
+    """The texts of ``selector``'s elements after the widget removal (``_Rewriter.boilerplate``)."""
     from resiliparse.parse.html import HTMLTree
 
     from assay.stages.web.extract import _Rewriter
 
+    tree = HTMLTree.parse(html)
+    _Rewriter(tree, html).boilerplate()
+    return [el.text for el in tree.document.query_selector_all(selector).values()]
+
+
+def test_figure_captions_dropped_code_captions_kept():
     html = (f"<html><body><article>{STORY}<figure><img src=a.jpg><figcaption>Photo: Jane Doe / Agency, all "
             f"rights reserved.</figcaption></figure><figure><figcaption>Listing 1: <code>print(1)</code> prints "
             f"one</figcaption></figure></article></body></html>")
-    tree = HTMLTree.parse(html)
-    _Rewriter(tree, html).boilerplate()
-    caps = [c.text for c in tree.document.query_selector_all("figcaption").values()]
+    caps = _texts_after_boilerplate(html, "figcaption")
     assert caps == ["Listing 1: print(1) prints one"]
+
+
+def test_camel_case_caption_class_is_a_widget():
+    html = (f"<html><body><article>{STORY}<div class=mol-img><img src=a.jpg></div><p class=\"imageCaption\">The "
+            f"animals could have evolved to be smaller. Pictured is a field site.</p><p class=\"captionless\">Kept "
+            f"paragraph of the story.</p><p class=\"recaptioned\">Kept too.</p></article></body></html>")
+    text = " ".join(_texts_after_boilerplate(html, "p"))
+    assert "Pictured is a field site" not in text
+    assert "Kept paragraph of the story." in text and "Kept too." in text  # no camelCase boundary there
 
 
 @pytest.mark.parametrize("line", ["Published November 20th, 2019 - 07:50 GMT", "Nov. 20, 2019 6:02 AM EST",
@@ -100,7 +141,12 @@ def test_figure_captions_dropped_code_captions_kept():
                                   "Also read: WhatsApp Text Status Update is Back", "MORE: Another story elsewhere",
                                   "Related Story: Taliban storm a base", "(Image: Debashis Sarkar/ News18.com)",
                                   "Photo Credit: Microsoft", "Copyright © 2009-2015 Example.com. All Rights Reserved.",
-                                  "2-min read"])
+                                  "2-min read",
+                                  # publication stamps and "|"-separated metadata lines (_is_stamp_line)
+                                  "Published at 9:21 PM PDT on Mar 21, 2017 | Updated at 10:24 PM PDT on Mar 21, 2017",
+                                  "By: Derek Strickland | Gaming News | Posted: 8 hours, 54 mins ago",
+                                  "Updated: Sat 8:31 PM, Feb 17, 2018",
+                                  "By Mohammad Ghazal - Mar 21,2017 - Last updated at Mar 21,2017"])
 def test_metadata_lines_dropped(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line not in extract_html(html)
@@ -109,7 +155,11 @@ def test_metadata_lines_dropped(line):
 @pytest.mark.parametrize("line", ["On March 15, 2017 the council met and approved the new budget for the city.",
                                   "Images 1 of 3 were taken by the author on a trip through the mountains.",
                                   "More people than ever read the news on phones: about two in three adults.",
-                                  "Photographers covered the event from the roof of the town hall all day."])
+                                  "Photographers covered the event from the roof of the town hall all day.",
+                                  "Updated figures published in 2017 show that growth doubled.",
+                                  "Published on Monday, the report found 2017 was warm.",
+                                  "Posted 12 comments | Updated daily | By the editors",
+                                  "The plan - updated in 2017 - was dropped by the council after a vote."])
 def test_sentences_with_dates_or_counters_kept(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line in extract_html(html)
@@ -143,6 +193,11 @@ REAL_PAGES = [
     ("scrapinghub", "4219d096902dad9fd9d5", ("You may also like",), 0.98, "teaser list (0.990)"),
     ("scrapinghub", "dc7ccccc1f34eb2928cb", ("Published November 20th",), 0.98, "date line (0.979)"),
     ("readability", "qq", ("无障碍说明", "THE NEXT WEB > 正文"), 0.95, "menu and breadcrumb above the <h1> (0.89)"),
+    ("ir_chaos", "global,warming_1", ("Pictured is a field site",), 0.6, "<p class=imageCaption> captions (0.52)"),
+    ("ir_chaos", "afghanistan_5", ("Does Britain have a manners problem?", "By Ben Pobjie"), 0.98,
+     "numbered teaser cards with bylines after the story (0.90)"),
+    ("ir_chaos", "reef_7", ("Midweek Interview", "Helloworld Business Summit"), 0.85, "teaser cards (0.75)"),
+    ("ir_chaos", "nasa_6", ("Published Date: Oct 24, 2017",), 0.99, "publication stamp line (0.978)"),
 ]
 
 
@@ -208,10 +263,13 @@ def test_tail_calls_to_action_dropped_story_mentions_kept():
     mention = "The company said its newsletter reached two million readers last year, a record for the firm."
     cta = "Sign up now for the Daily newsletter to get breaking news delivered straight to your inbox!"
     notice = "Quotes delayed at least 15 minutes. Market data provided by Interactive Data."
-    text = "\n".join(story[:2] + [mention] + story[2:] + [cta, notice])
+    comment = "Got an opinion on this news? Post a comment below!"
+    share = "A link has been posted to your Facebook feed."
+    mention2 = "Readers were asked to post a comment on the proposal, and hundreds did within a day."
+    text = "\n".join(story[:2] + [mention, mention2] + story[2:] + [cta, notice, comment, share])
     out = _drop_tail_calls_to_action(text)
-    assert mention in out and all(s in out for s in story)  # the mention comes before the story ended
-    assert cta not in out and notice not in out
+    assert mention in out and mention2 in out and all(s in out for s in story)  # before the story ended
+    assert cta not in out and notice not in out and comment not in out and share not in out
 
 
 def test_tail_notices_dropped_real_page(shared_data):
