@@ -284,11 +284,15 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
 HELD_OUT_LANGS = {"hin": "hi", "nno": "nn"}  # the HPLT files that a file-level split puts in test
 
 
-def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOUT_ANCHOR_REV) -> dict:
+def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOUT_ANCHOR_REV,
+                            configs: dict[str, str] | None = None, splits: list[str] | None = None) -> dict:
     """Languages never seen: retrain web_ml and the combiner without any text in ``held`` (HPLT files,
     CORE documents) into a temporary folder, with those languages removed from every model's coverage
     (the neutral treatment), and score every labelled HPLT row of the held-out languages. The anchor: the
-    combiner config of ``anchor_rev`` (read from git), trained the same way on the same web_ml in the same run."""
+    combiner config of ``anchor_rev`` (read from git), trained the same way on the same web_ml in the same run.
+    ``configs`` ({label: combiner yaml text}) replaces the current config and the anchor; ``splits`` scores only
+    those splits of the held-out rows (benchmarks/cv_web_quality.py lolo-pipeline: train+dev rows of languages
+    left out in turn, never test)."""
     import subprocess
 
     import yaml
@@ -304,15 +308,18 @@ def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOU
     keep3 = sorted({p.name.split("_")[0] for p in (root / "quality/hplt_inspection").glob("*.tsv.gz")} - set(held))
     core = [f"multilingual/turku_register_core/{p.name}" for p in sorted((root / "multilingual/turku_register_core").glob("*.tsv.gz"))
             if p.name.split(".")[0] not in held.values()]
-    configs = {"quality_score (ours)": (repo / "classifiers/configs/web_quality.yaml").read_text()}
+    if configs is None:
+        configs = {"quality_score (ours)": (repo / "classifiers/configs/web_quality.yaml").read_text()}
+    else:
+        anchor_rev = None
     if anchor_rev:
         r = subprocess.run(["git", "-C", str(repo), "show", f"{anchor_rev}:classifiers/configs/web_quality.yaml"],
                            capture_output=True, text=True)
         if r.returncode == 0:
             configs[f"anchor: combiner config at {anchor_rev}"] = r.stdout
     t0 = time.time()
-    ex = build_source({"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz", "langs": sorted(held)},
-                      root)[0]
+    ex = build_source({"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz", "langs": sorted(held),
+                       **({"split": list(splits), "split_dataset": "hplt_inspection"} if splits else {})}, root)[0]
     y = np.array([e.label for e in ex])
     langs = np.array([e.lang for e in ex])
     groups = [("all", np.ones(len(y), dtype=bool))] + [(lg, langs == lg) for lg in sorted(set(langs.tolist()))]
