@@ -4,8 +4,10 @@
    never trained or tuned on): ROC AUC per set and per language of ``stages.web.quality_score`` (the
    order the default recipe tiers by), the ``web`` and ``web_ml`` models alone, and the anchors measured
    in the same run: document length, the previous ``web`` model and the previous order max(web, stem)
-   percentile (the shipped models of ``--baseline-rev``, read from git) and the round-1 combiner file
-   (``HELDOUT_ANCHOR_REV``, same models and features). Also the adult-word share
+   percentile (the shipped models of ``--baseline-rev``, read from git) and the combiner files of round 2
+   (``PREVIOUS_REV``) and round 1 (``HELDOUT_ANCHOR_REV``; same models, their own subset of the features).
+   ``--held-out-languages``: web_ml and the combiner retrained without Hindi and Nynorsk, beside the same config
+   without the round-3 shape signals (round 2) and the round-1 config. Also the adult-word share
    against HPLT porn labels per language.
 
 1. Prediction throughput per core (documents/s) of every shipped model through our batch path
@@ -148,6 +150,8 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
 
 BASELINE_REV = "67ee056"  # the commit before the learned web order (web + stem models, max of percentiles)
 HELDOUT_ANCHOR_REV = "be7cd5a"  # round 1 of the learned order (fallback: raw features, every source, L2 10)
+PREVIOUS_REV = "64ecc48"  # round 2 (v3 fallback: rank features, no CORE-MT rows, L2 100; before the round-3 signals)
+ROUND3_SIGNALS = ["term_punct_ratio", "top10_word_share"]
 
 TEST_SETS = {
     # name: source spec (test split only; split_dataset as in the training configs, else the name);
@@ -222,6 +226,7 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
     from assay.classifiers.calibrate import percentile
     from assay.classifiers.data import default_data_root
     from assay.classifiers.metrics import roc_auc
+    from assay.classifiers.combine import predict_combined
     from assay.stages.web.quality import combine, load_combiner, quality_features
     from assay.stages.web.safety import adult_word_share
 
@@ -232,7 +237,7 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         base = _baseline_models(rev, Path(tmp))
-        prev = _combiner_at(HELDOUT_ANCHOR_REV)
+        prevs = {rev: _combiner_at(rev) for rev in (PREVIOUS_REV, HELDOUT_ANCHOR_REV)}
         for name, exs in sets.items():
             texts = [e.text for e in exs]
             X, names, langs = quality_features(texts, comb["models"])
@@ -245,8 +250,10 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
                 sc["anchor: previous web model"] = w
                 sc["anchor: previous max(web, stem) pct"] = np.maximum(percentile(base["web"].path, w),
                                                                        percentile(base["stem"].path, st))
-            if prev and prev["features"] == names:  # same features and models: only the combiner file differs
-                sc[f"anchor: combiner at {HELDOUT_ANCHOR_REV}"] = combine(X, names, prev)
+            for rev, prev in prevs.items():  # same models, a subset of the features: only the combiner file differs
+                if prev and set(prev["features"]) <= set(names):
+                    sc[f"anchor: combiner at {rev}"] = predict_combined(
+                        prev, X[:, [names.index(f) for f in prev["features"]]], prev["features"])
             scorers[name] = sc
             for e, lang in zip(exs, langs):
                 e.detected = lang
@@ -284,11 +291,15 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
 HELD_OUT_LANGS = {"hin": "hi", "nno": "nn"}  # the HPLT files that a file-level split puts in test
 
 
-def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOUT_ANCHOR_REV) -> dict:
+def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOUT_ANCHOR_REV,
+                            configs: dict[str, str] | None = None, splits: list[str] | None = None) -> dict:
     """Languages never seen: retrain web_ml and the combiner without any text in ``held`` (HPLT files,
     CORE documents) into a temporary folder, with those languages removed from every model's coverage
     (the neutral treatment), and score every labelled HPLT row of the held-out languages. The anchor: the
-    combiner config of ``anchor_rev`` (read from git), trained the same way on the same web_ml in the same run."""
+    combiner config of ``anchor_rev`` (read from git), trained the same way on the same web_ml in the same run.
+    ``configs`` ({label: combiner yaml text}) replaces the current config and the anchor; ``splits`` scores only
+    those splits of the held-out rows (benchmarks/cv_web_quality.py lolo-pipeline: train+dev rows of languages
+    left out in turn, never test)."""
     import subprocess
 
     import yaml
@@ -304,15 +315,22 @@ def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOU
     keep3 = sorted({p.name.split("_")[0] for p in (root / "quality/hplt_inspection").glob("*.tsv.gz")} - set(held))
     core = [f"multilingual/turku_register_core/{p.name}" for p in sorted((root / "multilingual/turku_register_core").glob("*.tsv.gz"))
             if p.name.split(".")[0] not in held.values()]
-    configs = {"quality_score (ours)": (repo / "classifiers/configs/web_quality.yaml").read_text()}
+    if configs is None:
+        text = (repo / "classifiers/configs/web_quality.yaml").read_text()
+        configs = {"quality_score (ours)": text,
+                   # the round-2 combiner: this config without the round-3 shape signals
+                   f"anchor: previous ({PREVIOUS_REV}, without {'/'.join(ROUND3_SIGNALS)})": yaml.safe_dump(
+                       {**yaml.safe_load(text), "fallback_exclude_features": ROUND3_SIGNALS})}
+    else:
+        anchor_rev = None
     if anchor_rev:
         r = subprocess.run(["git", "-C", str(repo), "show", f"{anchor_rev}:classifiers/configs/web_quality.yaml"],
                            capture_output=True, text=True)
         if r.returncode == 0:
             configs[f"anchor: combiner config at {anchor_rev}"] = r.stdout
     t0 = time.time()
-    ex = build_source({"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz", "langs": sorted(held)},
-                      root)[0]
+    ex = build_source({"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz", "langs": sorted(held),
+                       **({"split": list(splits), "split_dataset": "hplt_inspection"} if splits else {})}, root)[0]
     y = np.array([e.label for e in ex])
     langs = np.array([e.lang for e in ex])
     groups = [("all", np.ones(len(y), dtype=bool))] + [(lg, langs == lg) for lg in sorted(set(langs.tolist()))]

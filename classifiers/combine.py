@@ -61,6 +61,8 @@ class CombinerRecipe(BaseModel):
     # > 0: besides each raw feature, the fallback also gets its rank, the empirical CDF at that many quantiles of
     # the fallback's own training rows (label-free; a fixed monotone non-linearity per feature)
     fallback_rank_quantiles: int = 0
+    # language-independent features the fallbacks leave out (computed all the same; for ablations by CV)
+    fallback_exclude_features: list[str] = Field(default_factory=list)
     # the stacked main regression's fallback logit may come from a second such regression with other rows / L2
     # (None: the fallback's own); it never scores an uncovered language
     stack_fallback_sources: list[str] | None = None
@@ -192,7 +194,8 @@ def _fit_fallback(recipe: CombinerRecipe, sources: list[str] | None, l2: float, 
     specs = [dict(s, split=list(recipe.fallback_split)) for s in recipe.labelled if sources is None or s.get("name") in sources]
     fex, _ = build_sources(specs, root)
     fex = [e for e in fex if e.label in (0, 1) and e.text.strip()]
-    Xf = feats([e.text for e in fex], {})[0][:, :len(fnames)]
+    Xa, anames, _ = feats([e.text for e in fex], {})
+    Xf = Xa[:, [anames.index(f) for f in fnames]]
     yf = np.array([e.label for e in fex], dtype=np.float64)
     wf = _source_class_weights(yf, np.array([e.source for e in fex]), recipe)
     fb: dict = {"features": fnames}
@@ -256,7 +259,7 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
     y = np.array([e.label for e in exs], dtype=np.float64)
     w = _source_class_weights(y, np.array([e.source for e in exs]), recipe)
     fallback_card = stack_card = None
-    fnames = [n for n in names if "__" not in n]
+    fnames = [n for n in names if "__" not in n and n not in recipe.fallback_exclude_features]
     if recipe.fallback:
         fallback, fallback_card, fit_rows = _fit_fallback(recipe, recipe.fallback_sources, recipe.fallback_l2, feats,
                                                           fnames, root)
@@ -280,7 +283,7 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
         for j in range(k):
             prm = {**base, **fit_logistic(Df[ff != j], yf[ff != j], wf[ff != j], l2=fl2)}
             if (fm == j).any():
-                oof[fm == j] = _logit(predict_fallback(prm, X[fm == j][:, :len(fnames)]))
+                oof[fm == j] = _logit(predict_fallback(prm, X[fm == j][:, [names.index(f) for f in fnames]]))
         inputs = ["fallback__logit"] + [n for n in names if "__" in n]
         Z = np.hstack([oof[:, None], X[:, [names.index(n) for n in inputs[1:]]]])
         params = {"main": {"inputs": inputs, **fit_logistic(Z, y, w, l2=recipe.l2)}, "fallback": fallback}

@@ -547,7 +547,8 @@ def build_turku(spec: dict, root: Path, log: SourceLog) -> Iterator[Example]:
     """Turku line-wise human text-quality labels (``1`` = clean, ``0`` = noise) from the tar.zst.
 
     ``unit: line`` yields labelled lines (``min_words`` filters); ``unit: doc`` yields one example
-    per annotated document with ``score`` = share of clean lines and label = score >= ``doc_threshold``.
+    per annotated document with ``score`` = share of clean words and label = score >= ``doc_threshold``;
+    ``unit: window`` the same for runs of ``window_lines`` consecutive lines (at least ``min_words`` words).
     """
     langs = set(spec.get("langs", ["en"]))
     splits = set(spec.get("splits", ["train", "dev", "test"]))
@@ -566,12 +567,18 @@ def build_turku(spec: dict, root: Path, log: SourceLog) -> Iterator[Example]:
             for di, doc in enumerate(json.loads(data)):
                 lines, labels = doc["text"], [int(x) for x in doc["labels"]]
                 group = f"turku:{lang}:{split}:{di}"
-                if unit == "doc":
-                    # weight lines by words: share of clean words
-                    w = [len(t.split()) for t in lines]
-                    tot = sum(w) or 1
-                    score = sum(wi for wi, lb in zip(w, labels) if lb == 1) / tot
-                    yield Example(text="\n".join(lines), label=int(score >= thr), score=score, group=group, lang=lang)
+                if unit in ("doc", "window"):
+                    # weight lines by words: share of clean words; "window": runs of ``window_lines`` consecutive
+                    # lines of a document (a page-sized excerpt with its real mix of clean and noise lines)
+                    k = int(spec.get("window_lines", 8)) if unit == "window" else max(1, len(lines))
+                    for a in range(0, len(lines), k):
+                        seg, lab = lines[a:a + k], labels[a:a + k]
+                        w = [len(t.split()) for t in seg]
+                        tot = sum(w) or 1
+                        if unit == "window" and tot < max(1, min_words):
+                            continue
+                        score = sum(wi for wi, lb in zip(w, lab) if lb == 1) / tot
+                        yield Example(text="\n".join(seg), label=int(score >= thr), score=score, group=group, lang=lang)
                 else:
                     for t, lb in zip(lines, labels):
                         if len(t.split()) >= min_words:

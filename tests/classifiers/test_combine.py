@@ -100,7 +100,8 @@ def test_train_combiner_writes_a_stacked_combiner_that_orders_both_languages(tmp
     cfg = {"kind": "combiner", "name": "tiny_quality", "features": "assay.stages.web.quality:quality_features",
            "models": {"web": ["en"]}, "labelled": [{"name": "tiny", "builder": "labelled", "path": str(data)}],
            "calibration": [{"name": "tiny_cal", "builder": "labelled", "path": str(data)}], "l2": 1.0,
-           "fallback_rank_quantiles": 11, "fallback_sources": ["tiny"], "stack_fallback_l2": 3.0}
+           "fallback_rank_quantiles": 11, "fallback_sources": ["tiny"], "stack_fallback_l2": 3.0,
+           "fallback_exclude_features": ["top10_word_share"]}
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(cfg))
     card = train_combiner(load_combiner_recipe(path), tmp_path / "out", data_root=tmp_path, config_path=path,
@@ -108,6 +109,9 @@ def test_train_combiner_writes_a_stacked_combiner_that_orders_both_languages(tmp
     comb = json.loads((tmp_path / "out" / "tiny_quality.json").read_text())
     assert comb["main"]["inputs"] == ["fallback__logit", "web__logit", "web__covered"]
     assert all("__" not in f for f in comb["fallback"]["features"])
+    # an excluded feature is computed (the combiner's feature list) but no fallback reads it
+    assert "top10_word_share" in comb["features"] and "top10_word_share" not in comb["fallback"]["features"]
+    assert "term_punct_ratio" in comb["fallback"]["features"]
     assert [len(q) for q in comb["fallback"]["rank_quantiles"]] == [11] * len(comb["fallback"]["features"])
     assert card["training"]["fallback"]["n"] > 0 and card["training"]["fallback"]["sources"] == ["tiny"]
     assert comb["stack_fallback"]["features"] == comb["fallback"]["features"]

@@ -107,6 +107,22 @@ def test_corruptions_change_text():
 
 
 @pytest.mark.shared_data
+def test_turku_windows_carry_the_clean_word_share_of_their_lines(shared_data):
+    """``unit: window``: runs of ``window_lines`` consecutive lines of a Turku document, labelled like a document
+    (share of clean words >= 0.5), every window in its document's group."""
+    from assay.classifiers.data import build_source
+
+    spec = {"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
+            "langs": ["en"], "splits": ["dev"]}
+    docs = build_source({**spec, "unit": "doc"}, shared_data)[0]
+    wins = build_source({**spec, "unit": "window", "window_lines": 4, "min_words": 1}, shared_data)[0]
+    assert len(wins) > len(docs) > 10
+    assert all(len(w.text.split("\n")) <= 4 for w in wins)
+    assert {w.group for w in wins} <= {d.group for d in docs}
+    assert all(w.label == int(w.score >= 0.5) for w in wins) and {w.label for w in wins} == {0, 1}
+
+
+@pytest.mark.shared_data
 def test_train_from_human_line_labels(shared_data, tmp_path):
     """Label source 3: human labels from a file (Turku clean/noise lines), evaluated on its test split."""
     from assay.classifiers.train import load_recipe, train

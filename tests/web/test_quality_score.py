@@ -69,7 +69,30 @@ def test_shape_features_see_navigation_mixed_scripts_and_keyword_stuffing():
     assert nav["separator_ratio"] > 0.3 > f["separator_ratio"]
     assert stuffed["top_word_share"] > 2 * f["top_word_share"]
     assert dict(zip(SHAPE, shape_features("StĂžrst Ã© â€™ ok")))["mojibake"] > 0 == f["mojibake"]
-    assert shape_features("") == [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert shape_features("") == [0.0] * len(SHAPE)
+
+
+def test_sentence_ends_in_any_script_and_function_word_mass():
+    """Round-3 shape signals: sentence-final punctuation counts in every script (the Devanagari danda too, which
+    C4's sentence count misses), and running text spends more of its words on its ten most frequent words
+    (function words, whatever the language) than a keyword / product list does."""
+    from assay.stages.web.quality import SHAPE, shape_features
+
+    hi = dict(zip(SHAPE, shape_features("यह एक अच्छा दिन है। हम पार्क में गए। बच्चे खेल रहे थे।")))
+    hi_list = dict(zip(SHAPE, shape_features("मोबाइल फोन सस्ते दाम ऑनलाइन खरीदें ऑफर डील सेल नया मॉडल")))
+    assert hi["term_punct_ratio"] > 0.2 and hi_list["term_punct_ratio"] == 0.0
+    prose = dict(zip(SHAPE, shape_features(
+        "When the river rose in the spring, the people of the village moved their animals to the hills. The "
+        "older farmers said that the water had never come so close to the church, and that it was the fault of "
+        "the new dam in the valley. Some of the young men went down to the bank to see how high it was, and one "
+        "of them took a boat to the house of a widow who lived alone at the edge of the fields.")))
+    listing = dict(zip(SHAPE, shape_features(
+        "Samsung Galaxy A54 128GB black smartphone Apple iPhone 15 Pro Max titanium Xiaomi Redmi Note 13 "
+        "Motorola Edge 40 Neo Google Pixel 8a Nokia G42 OnePlus Nord CE3 Sony Xperia 10 Huawei Nova 11i "
+        "Oppo Reno 10 Realme GT Honor Magic5 Lite Asus Zenfone 10 Fairphone 5 Nothing Phone 2 Vivo X100 "
+        "Lenovo Tab M10 Acer Iconia Garmin Venu wireless earbuds charger cable case screen protector "
+        "Bluetooth speaker power bank smartwatch strap tablet stylus keyboard mouse headset webcam")))
+    assert prose["top10_word_share"] > listing["top10_word_share"] + 0.05, (prose, listing)
 
 
 def test_chinese_adult_story_ranks_low_and_scores_are_deterministic():
