@@ -337,8 +337,26 @@ def folder_bytes(paths: Sequence[str]) -> int | None:
     return total
 
 
+# modules a step's module imports only when the step runs (lazily, to keep other processes light), so a
+# worker imported them at its first document; the forkserver preloads them with the step's module. Only
+# modules that start no thread when imported (checked by
+# tests/pipeline/test_inline_phases.py::test_forkserver_preload_starts_no_thread): the forkserver forks every
+# worker, and a fork copies no thread. pandas (imported by pyarrow's first array) is left out: importing
+# pyarrow starts jemalloc's background thread.
+STEP_RUNTIME_MODULES: dict[str, tuple[str, ...]] = {
+    "assay.stages.output.normalize": ("ftfy",),
+    "assay.stages.web.quality": ("assay.classifiers.combine",),
+}
+# what every worker imports before its first task: the module of the task function (unpickled by dill),
+# and the CLI the ``assay`` script imports (multiprocess's forkserver never preloads ``__main__`` itself:
+# it asks for a ``main_path`` key that ``get_preparation_data`` does not provide, so each worker re-runs
+# the script)
+WORKER_MODULES = ("assay.pipeline.executors",)
+
+
 def step_modules(pipelines: Sequence[Sequence[Any]]) -> list[str]:
-    """The modules defining the steps of these pipelines (a forkserver preloads them), in first-use order."""
+    """The modules defining the steps of these pipelines (a forkserver preloads them), in first-use order,
+    each followed by the modules it imports when its step runs (``STEP_RUNTIME_MODULES``)."""
     out: list[str] = []
     for pipeline in pipelines:
         for step in pipeline:
@@ -346,7 +364,13 @@ def step_modules(pipelines: Sequence[Sequence[Any]]) -> list[str]:
                 mod = getattr(type(obj), "__module__", None) if obj is not None else None
                 if mod and mod != "builtins" and mod not in out:
                     out.append(mod)
+                    out.extend(m for m in STEP_RUNTIME_MODULES.get(mod, ()) if m not in out)
     return out
+
+
+def worker_modules() -> list[str]:
+    """``WORKER_MODULES``, and ``assay.pipeline.cli`` when this process runs the ``assay`` CLI."""
+    return [*WORKER_MODULES, *(["assay.pipeline.cli"] if "assay.pipeline.cli" in sys.modules else [])]
 
 
 _PRELOADED: list[str] = []
@@ -626,7 +650,7 @@ def run_phases(
         return _run_ray(chain, on_phase)
     cfg = getattr(chain[-1], "assay_settings", None)
     if isinstance(cfg, LocalSettings) and cfg.preload and cfg.start_method == "forkserver":
-        preload_forkserver(step_modules([ex.pipeline for ex in chain]))
+        preload_forkserver([*worker_modules(), *step_modules([ex.pipeline for ex in chain])])
     return _run_sequential(chain, on_phase)
 
 

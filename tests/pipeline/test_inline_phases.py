@@ -98,6 +98,54 @@ def test_step_modules_include_gated_steps():
     assert "builtins" not in mods
 
 
+def test_step_modules_add_the_modules_a_step_imports_when_it_runs():
+    from assay.stages.output.normalize import TextNormalizer
+
+    mods = step_modules([[TextNormalizer()]])
+    assert mods.index("assay.stages.output.normalize") < mods.index("ftfy")
+
+
+_THREADS_PROBE = """
+import json, os, sys
+from assay.pipeline.executors import STEP_RUNTIME_MODULES, WORKER_MODULES
+def threads():
+    return len(os.listdir("/proc/self/task"))
+for m in STEP_RUNTIME_MODULES:
+    __import__(m)
+before = threads()
+for m in [*WORKER_MODULES, "assay.pipeline.cli", *[x for v in STEP_RUNTIME_MODULES.values() for x in v]]:
+    __import__(m)
+print(json.dumps([before, threads(), "pyarrow" in sys.modules]))
+"""
+
+
+def test_forkserver_preload_starts_no_thread():
+    """The modules the forkserver preloads beyond the steps' own start no thread: it forks every worker,
+    and a fork copies no thread (pyarrow, whose import starts jemalloc's background thread, is not among
+    them)."""
+    import subprocess
+    import sys
+
+    if not Path("/proc/self/task").is_dir():
+        pytest.skip("needs /proc (Linux)")
+    out = subprocess.run([sys.executable, "-c", _THREADS_PROBE], capture_output=True, text=True, check=True)
+    before, after, has_pyarrow = json.loads(out.stdout.strip().splitlines()[-1])
+    assert after == before
+    assert not has_pyarrow
+
+
+def test_text_normalizer_imports_ftfy_when_it_runs():
+    """``STEP_RUNTIME_MODULES`` names what the step imports when it runs (not at module import)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom datatrove.data import Document\nfrom assay.stages.output.normalize import TextNormalizer\n"
+             "a = 'ftfy' in sys.modules\nlist(TextNormalizer().run(iter([Document(text='caf\\u00c3\\u00a9', id='1')])))\n"
+             "print(a, 'ftfy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-2:] == ["False", "True"]
+
+
 @pytest.mark.slow
 def test_run_gives_the_same_shards_with_and_without_in_process_phases(tmp_path):
     """The default recipe on the embedded web sample: every phase in a pool vs the light phases in
