@@ -281,25 +281,60 @@ def _token_info(t: str) -> tuple[int, bool]:
     return info
 
 
-def _token_arrays(tokens: list[str], vocab: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _token_arrays(tokens: list[str], vocab: dict | None = None, codes_out: list | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """(xxh64 hash, is identifier) of every token, as ``_token_info`` gives them; the tokens of a page
     repeat, so each distinct token is looked up once and the arrays are filled by index. ``vocab``: a
-    dict that receives the distinct tokens (as keys)."""
+    dict that receives the distinct tokens (as keys, their index as values). ``codes_out``: a list that
+    receives the array of each token's index in ``vocab``."""
     index = dict.fromkeys(tokens)  # distinct tokens, first-seen order
-    infos = list(map(_TOKEN_CACHE.get, index))  # the cached ones; _token_info for the rest
-    if None in infos:
-        infos = [x if x is not None else _token_info(t) for x, t in zip(infos, index)]
+    infos = _infos(index)
     for i, t in enumerate(index):
         index[t] = i
     codes = np.fromiter(map(index.__getitem__, tokens), dtype=np.int64, count=len(tokens))
     if vocab is not None:
         vocab.update(index)
+    if codes_out is not None:
+        codes_out.append(codes)
     h = np.fromiter([x[0] for x in infos], dtype=np.uint64, count=len(infos))
     ident = np.fromiter([x[1] for x in infos], dtype=bool, count=len(infos))
     return h[codes], ident[codes]
 
 
+def _infos(tokens) -> list[tuple[int, bool]]:
+    """``_token_info`` of each of ``tokens`` (the cached ones by one lookup each)."""
+    infos = list(map(_TOKEN_CACHE.get, tokens))
+    if None in infos:
+        infos = [x if x is not None else _token_info(t) for x, t in zip(infos, tokens)]
+    return infos
+
+
+_CODE_TOKEN_CLASSES = (re.compile(r"[A-Za-z_]"), re.compile(r"\d"), re.compile(r"\s"), re.compile(r"\w"))
+_LOWER_SAFE: dict[str, bool] = {}
+
+
+def _lower_safe(c: str) -> bool:
+    """Whether lower-casing the character ``c`` keeps ``_CODE_TOKEN``'s view of it: one character, in the
+    same character classes of the pattern (``[A-Za-z_]``, ``\\d``, ``\\s``, ``\\w``, ``.``), and lowered
+    without context (``str.lower`` maps only the capital sigma by its neighbours: final sigma)."""
+    ok = _LOWER_SAFE.get(c)
+    if ok is None:
+        lc = c.lower()
+        ok = c != "\u03a3" and len(lc) == 1 and (c == ".") == (lc == ".") and all(
+            bool(r.match(c)) == bool(r.match(lc)) for r in _CODE_TOKEN_CLASSES)
+        _LOWER_SAFE[c] = ok
+    return ok
+
+
+def lowering_keeps_code_tokens(text: str) -> bool:
+    """Whether ``_CODE_TOKEN.findall(text.lower())`` equals ``[t.lower() for t in code_tokens(text)]``:
+    true when every character of ``text`` is ``_lower_safe`` (then every character keeps its classes, so
+    the pattern matches the same spans, each lowered character by character). Plain ASCII always is."""
+    return text.isascii() or all(map(_lower_safe, set(text)))
+
+
 _LINE_HYPHEN = re.compile(r"(\w)-[ \t]*\r?\n[ \t]*(?=\w)")
+_HYPHEN_BREAK = re.compile(r"-[ \t]*\r?\n")  # in every match of _LINE_HYPHEN; searched from "-" only
 
 
 def normalize_prose(text: str) -> str:
@@ -308,7 +343,7 @@ def normalize_prose(text: str) -> str:
 
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text).replace("\u00ad", "")
-    if "-" in text:
+    if "-" in text and _HYPHEN_BREAK.search(text):  # (_LINE_HYPHEN tries a match at every word character)
         text = _LINE_HYPHEN.sub(r"\1", text)
     return text
 
@@ -329,12 +364,16 @@ def code_tokens(text: str) -> list[str]:
 class _Prepared:
     """Token hashes (and, for code, identifier back-references) computed once per text."""
 
-    __slots__ = ("h", "is_id", "prev", "n", "vocab")
+    __slots__ = ("h", "is_id", "prev", "n", "vocab", "codes")
 
-    def __init__(self, tokens: list[str], code: bool):
+    def __init__(self, tokens: list[str] | None, code: bool):
+        if tokens is None:  # filled by ``lowered``
+            return
         self.n = len(tokens)
-        self.vocab: dict[str, int] = {}  # the distinct tokens
-        self.h, ident = _token_arrays(tokens, self.vocab)
+        self.vocab: dict[str, int] = {}  # the distinct tokens -> their index
+        codes: list = []
+        self.h, ident = _token_arrays(tokens, self.vocab, codes)
+        self.codes = codes[0]  # each token's index in vocab
         self.is_id = None
         self.prev = None
         if code:
@@ -348,6 +387,21 @@ class _Prepared:
                     prev[i] = j
                 last[t] = i
             self.prev = prev
+
+    def lowered(self) -> "_Prepared":
+        """The text-mode ``_Prepared`` of these tokens lower-cased (``_Prepared([t.lower() for t in
+        tokens], code=False)``), from the distinct tokens only."""
+        low = dict.fromkeys(t.lower() for t in self.vocab)  # distinct lowered tokens
+        for i, t in enumerate(low):
+            low[t] = i
+        to_low = np.fromiter(map(low.__getitem__, (t.lower() for t in self.vocab)), dtype=np.int64,
+                             count=len(self.vocab))
+        infos = _infos(low)
+        out = _Prepared(None, code=False)
+        out.n, out.vocab, out.is_id, out.prev = self.n, low, None, None
+        out.codes = to_low[self.codes]
+        out.h = np.fromiter([x[0] for x in infos], dtype=np.uint64, count=len(infos))[out.codes]
+        return out
 
     def windows(self, n: int, chunk: int = 8192) -> np.ndarray:
         m = self.n
@@ -506,15 +560,19 @@ class EvalIndex:
         """(best coverage, item index, mode) over both modes; coverage 1.0 for whole short items."""
         best = (0.0, None, None)
         lowered = None  # normalize_prose(text).lower(): text n-grams and whole short items both read it
+        code_prep = None
         for mode in ("code", "text"):
             if mode == "code":
                 toks = code_tokens(text)
             else:
-                lowered = normalize_prose(text).lower()
+                normalized = normalize_prose(text)
+                lowered = normalized.lower()
                 toks = _TEXT_TOKEN.findall(lowered)
             n = self.code_ngram if mode == "code" else self.ngram
             idx = self.modes[mode]
             prep = _Prepared(toks, code=(mode == "code"))
+            if mode == "code":
+                code_prep = prep
             if len(idx.hashes) and len(toks) >= n:
                 # windows whose hash can be in the index (bitmap of its top bits); no other can match
                 dh = np.unique(_in_bitmap(prep.windows(n), self._main_bitmap(mode), _MAIN_BITMAP_SHIFT))
@@ -535,8 +593,11 @@ class EvalIndex:
                         best = (float(cov[j]), int(owners[j]), mode)
             if best[0] >= 1.0 or not self.short[mode]:
                 continue
-            if mode == "text":
-                prep = _Prepared(_CODE_TOKEN.findall(lowered), code=False)  # short_tokens(text)
+            if mode == "text":  # short_tokens(text): the code tokens lower-cased where that is the same
+                if normalized == text and lowering_keeps_code_tokens(text):
+                    prep = code_prep.lowered()
+                else:
+                    prep = _Prepared(_CODE_TOKEN.findall(lowered), code=False)
             tables, bitmap = self._short_lookup(mode)
             lengths = self._short_lengths(mode, prep.vocab)  # only the lengths that can match
             for k, win in prep.windows_by_length(lengths):

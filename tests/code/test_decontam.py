@@ -137,3 +137,80 @@ def test_code_window_hashes_equal_the_per_window_definition():
         for n in (1, 2, 3, 7, 26):
             assert np.array_equal(prep.windows(n), _code_windows_reference(prep, n)), (toks, n)
             assert np.array_equal(prep.windows(n, chunk=5), _code_windows_reference(prep, n))
+
+
+def _check_lowered_prep(text: str) -> bool:
+    """Where ``lowering_keeps_code_tokens`` holds, the short-item tokens derived from the code tokens
+    equal the definition (``_CODE_TOKEN`` on the lower-cased text); returns whether it held."""
+    import numpy as np
+
+    from assay.stages.signals.decontam import _CODE_TOKEN, _Prepared, code_tokens, lowering_keeps_code_tokens
+
+    if not lowering_keeps_code_tokens(text):
+        return False
+    want_toks = _CODE_TOKEN.findall(text.lower())
+    assert want_toks == [t.lower() for t in code_tokens(text)], text[:200]
+    got, want = _Prepared(code_tokens(text), code=True).lowered(), _Prepared(want_toks, code=False)
+    assert got.n == want.n and set(got.vocab) == set(want.vocab)
+    assert np.array_equal(got.h, want.h)
+    assert [(k, w.tolist()) for k, w in got.windows_by_length([1, 3, 8])] == \
+        [(k, w.tolist()) for k, w in want.windows_by_length([1, 3, 8])]
+    return True
+
+
+def test_short_tokens_from_lowered_code_tokens_on_every_cased_code_point():
+    """Every code point that ``str.lower`` changes, between letters, digits and punctuation: the derived
+    tokens equal ``_CODE_TOKEN`` on the lowered text wherever the guard allows the derivation, and the
+    guard refuses the characters that would break it (dotted capital I lowers to two characters, the
+    Kelvin sign to an ASCII letter, the capital sigma by context)."""
+    import sys
+
+    from assay.stages.signals.decontam import _CODE_TOKEN, code_tokens, lowering_keeps_code_tokens
+
+    cased = [chr(i) for i in range(sys.maxunicode + 1) if chr(i).lower() != chr(i)]
+    allowed = 0
+    for c in cased:
+        for text in (f"ab{c}cd {c}x 1{c}2 ({c}) {c}.5", f"{c}{c}_{c}", f"x {c}"):
+            allowed += _check_lowered_prep(text)
+    assert allowed > 2000  # most cased letters pass the guard
+    for text in ("Kİrk", "\u212aelvin", "xΟΔΟΣ'Α"):
+        assert not lowering_keeps_code_tokens(text)
+        assert _CODE_TOKEN.findall(text.lower()) != [t.lower() for t in code_tokens(text)]
+    assert _check_lowered_prep("MiXeD_Case Foo.Bar(3.14) != x² ½ Ⅻ Straße ǅ Ａ ΟΔΟΣ ς") is False  # Σ
+    assert _check_lowered_prep("MiXeD_Case Foo.Bar(3.14) != x² ½ Ⅻ Straße ǅ Ａ οδος ς")
+
+
+@pytest.mark.shared_data
+def test_short_tokens_from_lowered_code_tokens_on_real_pages(step, shared_data, monkeypatch):
+    """The same on the extracted text of the real HTML pages in shared data, and best_match equals the
+    definition (short-item tokens tokenised from the lowered text) on them, and on pages planted with
+    whole short items (gsm8k questions; a question in capitals)."""
+    import sys
+    from pathlib import Path
+
+    import unicodedata
+
+    from assay.stages.signals import decontam as D
+    from assay.stages.web.extract import extract_html
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from _web_data import html_pages
+
+    from _web_data import load_ir_chaos
+
+    pages = [h for _, h in html_pages(shared_data)] + [p.html for p in load_ir_chaos(shared_data)]
+    texts = [t for t in (extract_html(h) for h in pages) if t]
+    assert len(texts) > 300
+    assert sum(_check_lowered_prep(t) for t in texts) > len(texts) // 3
+    edge = ["co-\noperate", "co- \t\r\n\toperate", "a -\nb", "x-\n\ny", "é-\nà", "-\n", "a-\n", "a--\nb", "a-\r\n-b"]
+    for t in texts + edge:  # the hyphen prefilter: the same as the substitution alone
+        ref = unicodedata.normalize("NFKC", t).replace("\u00ad", "") if not t.isascii() else t
+        assert D.normalize_prose(t) == D._LINE_HYPHEN.sub(r"\1", ref)
+    idx = step.index
+    short = [idx.items[i].text for i in list(idx.short["text"].get(next(iter(idx.short["text"])), {}).values())[:3]]
+    planted = [t[:2000] + "\n" + q + "\n" + t[2000:] for t, q in zip(texts, short)]
+    planted += [t[:500] + "\n" + q.upper() for t, q in zip(texts[50:], short)]
+    new = [idx.best_match(t) for t in texts + planted]
+    monkeypatch.setattr(D, "lowering_keeps_code_tokens", lambda text: False)  # the definition everywhere
+    assert new == [idx.best_match(t) for t in texts + planted]
+    assert sum(m[0] >= 1.0 for m in new) >= 2  # whole short items found through the derived tokens
