@@ -69,11 +69,21 @@ def _script_block(ch: str) -> int:
     return 0 if o < 0x250 or 0x1E00 <= o < 0x1F00 else o >> 7
 
 
+_LAST_COUNTS: list = [None, None]  # (text, Counter of its characters): heuristic_features then shape_features
+
+
+def _char_counts(t: str) -> Counter:
+    """``Counter(t)``, counted once for the two feature functions that both read the same text."""
+    if _LAST_COUNTS[0] is not t and _LAST_COUNTS[0] != t:
+        _LAST_COUNTS[:] = [t, Counter(t)]
+    return _LAST_COUNTS[1]
+
+
 def shape_features(text: str) -> list[float]:
     """Language-agnostic shape signals of one text, in the order of ``SHAPE``."""
     t = text[:TEXT_MAX_CHARS]
     # per-character counts once (C speed); the per-character tests then run once per distinct character
-    chars = Counter(t)
+    chars = _char_counts(t)
     blocks: Counter = Counter()
     punct = 0
     for c, k in chars.items():
@@ -127,7 +137,8 @@ def heuristic_features(text: str, lang_score: float, lang: str, signals: dict | 
     # the full-text values of web_heuristic_signals (gopher__/c4__/fineweb__)
     s = signals if signals is not None else classic_signals(t)
     n_words = max(1, int(s.get("gopher__n_words") or 0))
-    letters = sum(map(str.isalpha, t)) or 1
+    counts = _char_counts(t)  # per-character tests once per distinct character
+    letters = sum(k for c, k in counts.items() if c.isalpha()) or 1
     chars = len(t) or 1
     return [
         math.log1p(len(t)),
@@ -143,8 +154,8 @@ def heuristic_features(text: str, lang_score: float, lang: str, signals: dict | 
         _clip(s.get("gopher__bullet_lines_ratio"), 0, 1),
         _clip(s.get("gopher__ellipsis_word_ratio"), 0, 1),
         _clip((s.get("c4__n_sentences") or 0) / n_words, 0, 1),
-        sum(map(str.isupper, t)) / letters,
-        sum(map(str.isdigit, t)) / chars,
+        sum(k for c, k in counts.items() if c.isupper()) / letters,
+        sum(k for c, k in counts.items() if c.isdigit()) / chars,
         _clip(lang_score, 0, 1),
         math.log1p(1000.0 * adult_word_share(t, lang)),
     ]

@@ -151,3 +151,25 @@ def test_changed_text_is_not_reused():
     list(WebHeuristicSignals().run([long]))
     assert stored_classic_signals(long) is None
     _clear_memos()
+
+
+@pytest.mark.shared_data
+def test_character_counts_shared_by_the_feature_functions_equal_per_character_sums(shared_data):
+    """``heuristic_features``' upper-case and digit shares come from one ``Counter`` of the text (shared
+    with ``shape_features``): the same numbers as the per-character sums they replaced, on real pages
+    and on texts around the ``TEXT_MAX_CHARS`` cut, whatever the order of the two calls."""
+    from assay.stages.web import quality as Q
+
+    texts = [d.text for d in _pages(shared_data, 80)]
+    texts += ["ÀB c1 ²Ⅻ ǅ Σς 9٣", "", "x" * (TEXT_MAX_CHARS - 1) + "AB12", texts[0] * 40]
+    i_up, i_dig = Q.HEURISTICS.index("upper_frac"), Q.HEURISTICS.index("digit_frac")
+    for t in texts:
+        for first_shape in (False, True):
+            if first_shape:
+                shape = Q.shape_features(t)
+            h = Q.heuristic_features(t, 0.5, "en")
+            assert Q.shape_features(t) == (shape if first_shape else Q.shape_features(t[:]))
+            c = t[:TEXT_MAX_CHARS]
+            letters = sum(map(str.isalpha, c)) or 1
+            assert h[i_up] == sum(map(str.isupper, c)) / letters
+            assert h[i_dig] == sum(map(str.isdigit, c)) / (len(c) or 1)
