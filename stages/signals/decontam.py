@@ -488,8 +488,20 @@ _MAIN_BITMAP_SHIFT = np.uint64(64 - _MAIN_BITMAP_BITS)
 
 
 def _set_bits(bitmap: np.ndarray, hashes: np.ndarray, shift: np.uint64) -> None:
-    top = hashes >> shift  # (ufunc.at on the raw values: np.unique of 2M values costs far more)
+    """Set bit ``top & 7`` of byte ``top >> 3`` of ``bitmap`` for the top bits ``top`` of each hash."""
+    top = hashes >> shift  # (np.unique of 2M values costs far more than either way below)
+    if len(hashes) >= _PACKED_SET_MIN:
+        # one byte per bit, then packed: bit j of byte i is element 8 * i + j (little bit order), so the
+        # same bits as the per-hash OR below, about 4x faster on a million hashes (np.bitwise_or.at is
+        # slow); the byte-per-bit array (8 bytes per bitmap byte) lives only for this call
+        bits = np.zeros(len(bitmap) * 8, dtype=bool)
+        bits[top.astype(np.intp)] = True
+        bitmap |= np.packbits(bits, bitorder="little")
+        return
     np.bitwise_or.at(bitmap, (top >> np.uint64(3)).astype(np.int64), np.uint8(1) << (top & np.uint64(7)).astype(np.uint8))
+
+
+_PACKED_SET_MIN = 100_000
 
 
 def _in_bitmap(hashes: np.ndarray, bitmap: np.ndarray, shift: np.uint64) -> np.ndarray:

@@ -214,3 +214,29 @@ def test_short_tokens_from_lowered_code_tokens_on_real_pages(step, shared_data, 
     monkeypatch.setattr(D, "lowering_keeps_code_tokens", lambda text: False)  # the definition everywhere
     assert new == [idx.best_match(t) for t in texts + planted]
     assert sum(m[0] >= 1.0 for m in new) >= 2  # whole short items found through the derived tokens
+
+
+def test_packed_bit_setting_equals_the_per_hash_or(monkeypatch):
+    """``_set_bits`` on many hashes (byte per bit, then packed) sets exactly the bits of the per-hash
+    ``np.bitwise_or.at``, into a bitmap that already has bits set, for both bitmap sizes."""
+    import numpy as np
+
+    from assay.stages.signals import decontam as D
+
+    rng = np.random.default_rng(11)
+    packed = D._PACKED_SET_MIN
+    for bits, shift in ((D._MAIN_BITMAP_BITS, D._MAIN_BITMAP_SHIFT), (D._BITMAP_BITS, D._BITMAP_SHIFT)):
+        first = rng.integers(0, 2**63, size=5_000, dtype=np.int64).astype(np.uint64) * np.uint64(2)
+        for n in (150_000, 1_000_000):
+            hashes = rng.integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+            hashes[:10] = [0, 1, 2**64 - 1, 2**63, 7, 7, 7, 2**62, 2**64 - 2, 12345]
+            maps = []
+            assert n >= packed
+            for packed_min in (packed, 10**12):
+                monkeypatch.setattr(D, "_PACKED_SET_MIN", packed_min)
+                b = np.zeros(1 << (bits - 3), dtype=np.uint8)
+                D._set_bits(b, first, shift)  # (small: the per-hash way)
+                D._set_bits(b, hashes, shift)
+                maps.append(b)
+            assert np.array_equal(maps[0], maps[1])
+            assert np.array_equal(D._in_bitmap(hashes, maps[0], shift), hashes)
