@@ -60,7 +60,7 @@ technical content back:
   An optional line classifier (``block_filter=True``, ``assay.stages.web.blocks``) is off by default.
 * speed: the page is parsed from its ``<body`` on (the head is half the bytes of a news page; guarded
   against ``<body`` inside head scripts and comments) and without its ``<script>``/``<style>`` elements
-  (MathJax ``math/tex`` scripts stay); code, tables, formula images, captions and password
+  (MathJax ``math/tex`` scripts stay) and the contents of inline ``<svg>`` drawings (``_svg_contents``); code, tables, formula images, captions and password
   fields come from one DOM walk; placeholders are Unicode noncharacters (U+FDD0..), so pages need no
   cleaning pass (icon fonts use the private-use area); math markup is found in one walk over "math".
 * limits: tag nesting deeper than ``MAX_DEPTH`` (checked in linear time before parsing; lexbor and the
@@ -1126,6 +1126,7 @@ def _drop_scripts(html: str) -> str:
             end = len(html) if e < 0 else (html.find(">", e) + 1 or len(html))
             blocks.append((i, end))
             i = html.find(opener, end)
+    _svg_contents(html, blocks)
     if not blocks:
         return html
     blocks.sort()
@@ -1137,6 +1138,32 @@ def _drop_scripts(html: str) -> str:
         last = b
     parts.append(html[last:])
     return "".join(parts)
+
+
+def _svg_contents(html: str, blocks: list[tuple[int, int]]) -> None:
+    """Append to ``blocks`` the spans of inline ``<svg>`` contents (icons and charts: paths and shapes, a
+    tenth of the bytes of a modern news page after its scripts, and thousands of nodes that the parse,
+    the main-content pass and every selector query walk). The ``<svg ...></svg>`` element itself stays
+    (a ``<figure>`` holding an image is told from a code figure by it); a drawing with embedded
+    ``<math>`` or ``<foreignObject>`` HTML is left whole; lower-case tags only, like the scripts."""
+    i = html.find("<svg")
+    while i != -1:
+        if html[i + 4:i + 5] not in _TAG_NAME_END:
+            i = html.find("<svg", i + 4)
+            continue
+        gt = html.find(">", i + 4)
+        if gt < 0:
+            return
+        if html[gt - 1] == "/":  # <svg ... />
+            i = html.find("<svg", gt)
+            continue
+        e = html.find("</svg", gt)
+        if e < 0:
+            return
+        inner = html.find("<math", gt, e) == -1 and html.find("<foreignObject", gt, e) == -1
+        if inner and e > gt + 1:
+            blocks.append((gt + 1, e))
+        i = html.find("<svg", e)
 
 
 def _drop_private_chars(text: str) -> str:
