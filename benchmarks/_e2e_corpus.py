@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import hashlib
 import json
 import os
 import random
@@ -338,7 +339,8 @@ def build_corpus(out: Path, *, sizes: Sizes = FULL, copies: tuple[int, ...] = (1
     with open(out / "manifest.jsonl", "w", encoding="utf-8") as fh:
         for p in pages:
             fh.write(json.dumps({"url": p.url, "site": p.site, "kind": p.kind, "split": p.split,
-                                 "raw_tokens": raw_tokens(p.body), "pre_lines": p.pre, "gold": p.gold}) + "\n")
+                                 "raw_tokens": raw_tokens(p.body), "pre_lines": p.pre, "gold": p.gold,
+                                 "body_sha1": hashlib.sha1(p.body).hexdigest()}) + "\n")
     folders = {}
     for k in copies:
         recs = []

@@ -106,3 +106,23 @@ def test_reserved_packages_are_refused(tmp_path):
             corpus.fetch_doc_packages(tmp_path, packages=(name,))
     for name in ("python3.11-doc", "postgresql-doc-15", "git-doc"):
         assert corpus.RESERVED_PACKAGE_RE.match(name)
+
+
+def test_inconsistent_gold_is_reported_beside_not_instead(quick_corpus):
+    """Pages whose HTML is byte-identical to another gold page's with a different gold are flagged, and the
+    boilerplate measure leaves them out only when asked (both pipelines alike)."""
+    import bench_e2e
+
+    manifest = quick_corpus[2]
+    assert all("body_sha1" in p for p in manifest)
+    page = {"url": "u1", "split": "train", "gold": "alpha beta gamma", "body_sha1": "h"}
+    twin = {"url": "u2", "split": "train", "gold": "delta epsilon", "body_sha1": "h"}
+    same = {"url": "u3", "split": "train", "gold": "alpha  beta\ngamma", "body_sha1": "k"}
+    same2 = {"url": "u4", "split": "train", "gold": "alpha beta gamma", "body_sha1": "k"}
+    man = [page, twin, same, same2]
+    assert bench_e2e.inconsistent_gold(man) == {"u1", "u2"}
+    kept = {"u1": ["alpha beta gamma"], "u2": ["alpha beta gamma"], "u3": ["alpha beta gamma menu"]}
+    full = bench_e2e.boilerplate(man, kept)
+    assert full["kept_pages"] == 3 and full["boilerplate"] == pytest.approx(4 / 10)
+    clean = bench_e2e.boilerplate(man, kept, exclude=bench_e2e.inconsistent_gold(man))
+    assert clean["kept_pages"] == 1 and clean["boilerplate"] == pytest.approx(1 / 4)
