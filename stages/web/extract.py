@@ -47,7 +47,8 @@ technical content back:
   5. photo-gallery runs (item counters "1/31", "2/31", ... with their captions) and, once the story has
      ended (80% of the page's prose above it), everything after a teaser heading ("You might also like",
      "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) or from the first card
-     of a list of teaser cards with bylines ("By Ben Pobjie", ``_teaser_cards_start``) go, and so do lines
+     of a list of teaser cards with bylines ("By Ben Pobjie", ``_teaser_cards_start``) or of a ranked list of
+     headlines ("1. ...", "2. ...": "Most read", ``_ranked_list_start``) go, and so do lines
      with a call to action or site notice there (``_CTA_RE``: newsletter and sign-up pitches, "follow us",
      comment prompts, affiliate and market-data disclaimers); code, math and table placeholders there stay; lines above the
      page's ``<h1>`` go when no prose precedes it (menus, breadcrumbs, slogans);
@@ -1401,6 +1402,39 @@ def _teaser_cards_start(lines: list[str], prose: list[int], total: int) -> int |
     return j
 
 
+_RANK_ITEM_RE = re.compile(r"\s*(\d{1,2})[.)]\s+\S")
+_RANK_MIN_ITEMS = 4
+_RANK_ITEM_MAX = 150
+
+
+def _ranked_list_start(lines: list[str], prose: list[int], total: int) -> int | None:
+    """Where a ranked list of headlines after the story begins ("Most read": "1. Amish builders ...",
+    "2. ...", ...): ``_RANK_MIN_ITEMS`` or more consecutive list items numbered 1, 2, 3, ..., each at most
+    ``_RANK_ITEM_MAX`` characters, most of them not ending like a sentence (headlines; a story's own
+    closing list of steps or points reads as sentences), that run to the end of the text or to a line
+    that is not prose, starting once the story has ended (``_TEASER_MIN_PROSE_BEFORE`` of the prose above).
+    None when there is none."""
+    before = 0
+    for i, ln in enumerate(lines):
+        if ln[:4].lstrip()[:1] == "1" and before >= _TEASER_MIN_PROSE_BEFORE * total:
+            n, j, headline_like = 0, i, 0
+            while j < len(lines):
+                s = lines[j].strip()
+                if not s:
+                    j += 1
+                    continue
+                m = _RANK_ITEM_RE.match(s)
+                if m is None or int(m.group(1)) != n + 1 or len(s) > _RANK_ITEM_MAX or _PH_OPEN in s:
+                    break
+                n += 1
+                headline_like += s[-1] not in _SENTENCE_END_CHARS
+                j += 1
+            if n >= _RANK_MIN_ITEMS and headline_like * 2 > n:
+                return i
+        before += prose[i]
+    return None
+
+
 def _cut_teaser_tail(text: str) -> str:
     """Drop photo galleries (``_drop_galleries``), what follows a teaser heading ("You might also like",
     "Related stories", ...) or begins a list of teaser cards with bylines (``_teaser_cards_start``) once the
@@ -1416,7 +1450,8 @@ def _cut_teaser_tail(text: str) -> str:
     if total >= 300:
         # the first teaser heading below the story, or the first card of a teaser list, whichever is higher
         cuts = [i for i in (next((h for h in heads if sum(prose[:h]) >= _TEASER_MIN_PROSE_BEFORE * total), None),
-                            _teaser_cards_start(lines, prose, total)) if i is not None]
+                            _teaser_cards_start(lines, prose, total), _ranked_list_start(lines, prose, total))
+                if i is not None]
         if cuts:
             i = min(cuts)
             keep = list(range(i)) + [j for j in range(i + 1, len(lines)) if _PH_OPEN in lines[j]]

@@ -198,6 +198,7 @@ REAL_PAGES = [
      "numbered teaser cards with bylines after the story (0.90)"),
     ("ir_chaos", "reef_7", ("Midweek Interview", "Helloworld Business Summit"), 0.85, "teaser cards (0.75)"),
     ("ir_chaos", "nasa_6", ("Published Date: Oct 24, 2017",), 0.99, "publication stamp line (0.978)"),
+    ("ir_chaos", "pepsi_2", ("Amish builders", "LePage proves why"), 0.93, "ranked 'most read' headlines (0.89)"),
 ]
 
 
@@ -334,3 +335,19 @@ def test_drop_scripts_empties_inline_svg_but_keeps_the_element():
                                    '<svg><math><mi>x</mi></math></svg><svgfoo>b</svgfoo><p>c</p>')
     page = f'<html><body><article>{STORY}<svg><text>Chart label</text></svg></article></body></html>'
     assert "Chart label" not in extract_html(page) and "Paragraph 7" in extract_html(page)
+
+
+def test_ranked_headline_list_after_story_dropped_and_closing_steps_kept():
+    from assay.stages.web.extract import _cut_teaser_tail
+
+    story = "\n\n".join(f"Paragraph {i} of the story explains one more part of the events in some detail, with "
+                        f"quotes and numbers that the reader needs to follow the argument." for i in range(16))
+    ranked = "\n".join(f"  {i}. Headline number {i} about another story entirely" for i in range(1, 6))
+    assert "Headline number" not in _cut_teaser_tail(f"{story}\n\n{ranked}")
+    # a story's own closing steps read as sentences; a list in the middle of the story is no tail
+    steps = "\n".join(f"  {i}. Stir the sauce for {i} more minutes." for i in range(1, 6))
+    assert "Stir the sauce for 5" in _cut_teaser_tail(f"{story}\n\n{steps}")
+    assert "Headline number 5" in _cut_teaser_tail(f"{ranked}\n\n{story}")
+    # numbering must run 1, 2, 3, 4
+    skipped = "\n".join(f"  {i}. Headline number {i} about another story" for i in (1, 2, 4, 5, 6))
+    assert "Headline number 6" in _cut_teaser_tail(f"{story}\n\n{skipped}")
