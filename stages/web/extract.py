@@ -48,7 +48,8 @@ technical content back:
      ended (80% of the page's prose above it), everything after a teaser heading ("You might also like",
      "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) or from the first card
      of a list of teaser cards with bylines ("By Ben Pobjie", ``_teaser_cards_start``) or of a ranked list of
-     headlines ("1. ...", "2. ...": "Most read", ``_ranked_list_start``) go, and so do lines
+     headlines ("1. ...", "2. ...": "Most read", ``_ranked_list_start``) or an author box (a name line and
+     a bio that starts with the name, ``_author_bio_start``) go, and so do lines
      with a call to action or site notice there (``_CTA_RE``: newsletter and sign-up pitches, "follow us",
      comment prompts, affiliate and market-data disclaimers); code, math and table placeholders there stay; lines above the
      page's ``<h1>`` go when no prose precedes it (menus, breadcrumbs, slogans);
@@ -1435,6 +1436,33 @@ def _ranked_list_start(lines: list[str], prose: list[int], total: int) -> int | 
     return None
 
 
+_NAME_LINE_RE = re.compile(r"(?:[A-Z][\w'’.-]+ ){1,3}[A-Z][\w'’-]+")
+_BIO_MAX = 600
+
+
+def _author_bio_start(lines: list[str], prose: list[int], total: int) -> int | None:
+    """Where an author box after the story begins: a line that is only a name ("Knute Berger", 2-4
+    capitalised words) followed by a paragraph of 40-600 characters that starts with the name's first word ("Knute Berger
+    is ...", "Ron has been ..."), with no prose after that paragraph, once the story has ended
+    (``_TEASER_MIN_PROSE_BEFORE`` of the prose above). None when there is none."""
+    before = 0
+    n = len(lines)
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if (4 <= len(s) <= 40 and s[:1].isupper() and before >= _TEASER_MIN_PROSE_BEFORE * total
+                and _NAME_LINE_RE.fullmatch(s)):
+            j = i + 1
+            while j < n and not lines[j].strip():
+                j += 1
+            if j < n:
+                bio = lines[j].strip()
+                if (40 <= len(bio) <= _BIO_MAX and bio.startswith(s.split(" ", 1)[0] + " ") and bio != s
+                        and not any(prose[j + 1:])):
+                    return i
+        before += prose[i]
+    return None
+
+
 def _cut_teaser_tail(text: str) -> str:
     """Drop photo galleries (``_drop_galleries``), what follows a teaser heading ("You might also like",
     "Related stories", ...) or begins a list of teaser cards with bylines (``_teaser_cards_start``) once the
@@ -1450,8 +1478,8 @@ def _cut_teaser_tail(text: str) -> str:
     if total >= 300:
         # the first teaser heading below the story, or the first card of a teaser list, whichever is higher
         cuts = [i for i in (next((h for h in heads if sum(prose[:h]) >= _TEASER_MIN_PROSE_BEFORE * total), None),
-                            _teaser_cards_start(lines, prose, total), _ranked_list_start(lines, prose, total))
-                if i is not None]
+                            _teaser_cards_start(lines, prose, total), _ranked_list_start(lines, prose, total),
+                            _author_bio_start(lines, prose, total)) if i is not None]
         if cuts:
             i = min(cuts)
             keep = list(range(i)) + [j for j in range(i + 1, len(lines)) if _PH_OPEN in lines[j]]
