@@ -62,7 +62,7 @@ technical content back:
   An optional line classifier (``block_filter=True``, ``assay.stages.web.blocks``) is off by default.
 * speed: the page is parsed from its ``<body`` on (the head is half the bytes of a news page; guarded
   against ``<body`` inside head scripts and comments) and without its ``<script>``/``<style>`` elements
-  (MathJax ``math/tex`` scripts stay) and the contents of inline ``<svg>`` drawings (``_svg_contents``); code, tables, formula images, captions and password
+  (MathJax ``math/tex`` scripts stay); code, tables, formula images, captions and password
   fields come from one DOM walk; placeholders are Unicode noncharacters (U+FDD0..), so pages need no
   cleaning pass (icon fonts use the private-use area); math markup is found in one walk over "math".
 * limits: tag nesting deeper than ``MAX_DEPTH`` (checked in linear time before parsing; lexbor and the
@@ -1128,7 +1128,6 @@ def _drop_scripts(html: str) -> str:
             end = len(html) if e < 0 else (html.find(">", e) + 1 or len(html))
             blocks.append((i, end))
             i = html.find(opener, end)
-    _svg_contents(html, blocks)
     if not blocks:
         return html
     blocks.sort()
@@ -1140,32 +1139,6 @@ def _drop_scripts(html: str) -> str:
         last = b
     parts.append(html[last:])
     return "".join(parts)
-
-
-def _svg_contents(html: str, blocks: list[tuple[int, int]]) -> None:
-    """Append to ``blocks`` the spans of inline ``<svg>`` contents (icons and charts: paths and shapes, a
-    tenth of the bytes of a modern news page after its scripts, and thousands of nodes that the parse,
-    the main-content pass and every selector query walk). The ``<svg ...></svg>`` element itself stays
-    (a ``<figure>`` holding an image is told from a code figure by it); a drawing with embedded
-    ``<math>`` or ``<foreignObject>`` HTML is left whole; lower-case tags only, like the scripts."""
-    i = html.find("<svg")
-    while i != -1:
-        if html[i + 4:i + 5] not in _TAG_NAME_END:
-            i = html.find("<svg", i + 4)
-            continue
-        gt = html.find(">", i + 4)
-        if gt < 0:
-            return
-        if html[gt - 1] == "/":  # <svg ... />
-            i = html.find("<svg", gt)
-            continue
-        e = html.find("</svg", gt)
-        if e < 0:
-            return
-        inner = html.find("<math", gt, e) == -1 and html.find("<foreignObject", gt, e) == -1
-        if inner and e > gt + 1:
-            blocks.append((gt + 1, e))
-        i = html.find("<svg", e)
 
 
 def _drop_private_chars(text: str) -> str:
@@ -1408,16 +1381,14 @@ _RANK_MIN_ITEMS = 4
 _RANK_ITEM_MAX = 150
 
 
-def _ranked_list_start(lines: list[str], prose: list[int], total: int) -> int | None:
+def _ranked_list_start(lines: list[str], start: int) -> int | None:
     """Where a ranked list of headlines after the story begins ("Most read": "1. Amish builders ...",
     "2. ...", ...): ``_RANK_MIN_ITEMS`` or more consecutive list items numbered 1, 2, 3, ..., each at most
     ``_RANK_ITEM_MAX`` characters, most of them not ending like a sentence (headlines; a story's own
-    closing list of steps or points reads as sentences), that run to the end of the text or to a line
-    that is not prose, starting once the story has ended (``_TEASER_MIN_PROSE_BEFORE`` of the prose above).
-    None when there is none."""
-    before = 0
-    for i, ln in enumerate(lines):
-        if ln[:4].lstrip()[:1] == "1" and before >= _TEASER_MIN_PROSE_BEFORE * total:
+    closing list of steps or points reads as sentences), at or after line ``start`` (where the story has
+    ended: ``_story_end``). None when there is none."""
+    for i in range(start, len(lines)):
+        if lines[i][:4].lstrip()[:1] == "1":
             n, j, headline_like = 0, i, 0
             while j < len(lines):
                 s = lines[j].strip()
@@ -1432,25 +1403,32 @@ def _ranked_list_start(lines: list[str], prose: list[int], total: int) -> int | 
                 j += 1
             if n >= _RANK_MIN_ITEMS and headline_like * 2 > n:
                 return i
-        before += prose[i]
     return None
+
+
+def _story_end(prose: list[int], total: int) -> int:
+    """The first line index where ``_TEASER_MIN_PROSE_BEFORE`` of the prose lies above."""
+    need, before = _TEASER_MIN_PROSE_BEFORE * total, 0
+    for i, n in enumerate(prose):
+        if before >= need:
+            return i
+        before += n
+    return len(prose)
 
 
 _NAME_LINE_RE = re.compile(r"(?:[A-Z][\w'’.-]+ ){1,3}[A-Z][\w'’-]+")
 _BIO_MAX = 600
 
 
-def _author_bio_start(lines: list[str], prose: list[int], total: int) -> int | None:
+def _author_bio_start(lines: list[str], prose: list[int], start: int) -> int | None:
     """Where an author box after the story begins: a line that is only a name ("Knute Berger", 2-4
-    capitalised words) followed by a paragraph of 40-600 characters that starts with the name's first word ("Knute Berger
-    is ...", "Ron has been ..."), with no prose after that paragraph, once the story has ended
-    (``_TEASER_MIN_PROSE_BEFORE`` of the prose above). None when there is none."""
-    before = 0
+    capitalised words) followed by a paragraph of 40-600 characters that starts with the name's first word
+    ("Knute Berger is ...", "Ron has been ..."), with no prose after that paragraph, at or after line
+    ``start`` (where the story has ended: ``_story_end``). None when there is none."""
     n = len(lines)
-    for i, ln in enumerate(lines):
-        s = ln.strip()
-        if (4 <= len(s) <= 40 and s[:1].isupper() and before >= _TEASER_MIN_PROSE_BEFORE * total
-                and _NAME_LINE_RE.fullmatch(s)):
+    for i in range(start, n):
+        s = lines[i].strip()
+        if 4 <= len(s) <= 40 and s[:1].isupper() and _NAME_LINE_RE.fullmatch(s):
             j = i + 1
             while j < n and not lines[j].strip():
                 j += 1
@@ -1459,14 +1437,15 @@ def _author_bio_start(lines: list[str], prose: list[int], total: int) -> int | N
                 if (40 <= len(bio) <= _BIO_MAX and bio.startswith(s.split(" ", 1)[0] + " ") and bio != s
                         and not any(prose[j + 1:])):
                     return i
-        before += prose[i]
     return None
 
 
 def _cut_teaser_tail(text: str) -> str:
     """Drop photo galleries (``_drop_galleries``), what follows a teaser heading ("You might also like",
     "Related stories", ...) or begins a list of teaser cards with bylines (``_teaser_cards_start``) once the
-    story has ended (at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies above it), and calls to action after the story (``_drop_calls_to_action``). Code,
+    story has ended (at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies above it, ``_story_end``),
+    or begins a ranked headline list (``_ranked_list_start``) or an author box (``_author_bio_start``) there,
+    and calls to action after the story (``_drop_calls_to_action``). Code,
     math and table placeholders below the heading are kept. One pass computes every line's prose length."""
     split = text.split("\n")
     lines = _drop_galleries(split)
@@ -1477,9 +1456,9 @@ def _cut_teaser_tail(text: str) -> str:
              and _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP))]
     if total >= 300:
         # the first teaser heading below the story, or the first card of a teaser list, whichever is higher
-        cuts = [i for i in (next((h for h in heads if sum(prose[:h]) >= _TEASER_MIN_PROSE_BEFORE * total), None),
-                            _teaser_cards_start(lines, prose, total), _ranked_list_start(lines, prose, total),
-                            _author_bio_start(lines, prose, total)) if i is not None]
+        end = _story_end(prose, total)
+        cuts = [i for i in (next((h for h in heads if h >= end), None), _teaser_cards_start(lines, prose, total),
+                            _ranked_list_start(lines, end), _author_bio_start(lines, prose, end)) if i is not None]
         if cuts:
             i = min(cuts)
             keep = list(range(i)) + [j for j in range(i + 1, len(lines)) if _PH_OPEN in lines[j]]

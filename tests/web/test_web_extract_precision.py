@@ -327,19 +327,6 @@ def test_story_container_tail_real_page(shared_data):
     assert _f1(page, text) > 0.98
 
 
-def test_drop_scripts_empties_inline_svg_but_keeps_the_element():
-    from assay.stages.web.extract import _drop_scripts
-
-    html = ('<body><p>a</p><svg class="icon" viewBox="0 0 9 9"><path d="M0 0L9 9"/><title>Share</title></svg>'
-            '<svg/><figure><svg><foreignObject><p>kept</p></foreignObject></svg></figure>'
-            '<svg><math><mi>x</mi></math></svg><svgfoo>b</svgfoo><p>c</p>')
-    assert _drop_scripts(html) == ('<body><p>a</p><svg class="icon" viewBox="0 0 9 9"></svg>'
-                                   '<svg/><figure><svg><foreignObject><p>kept</p></foreignObject></svg></figure>'
-                                   '<svg><math><mi>x</mi></math></svg><svgfoo>b</svgfoo><p>c</p>')
-    page = f'<html><body><article>{STORY}<svg><text>Chart label</text></svg></article></body></html>'
-    assert "Chart label" not in extract_html(page) and "Paragraph 7" in extract_html(page)
-
-
 def test_ranked_headline_list_after_story_dropped_and_closing_steps_kept():
     from assay.stages.web.extract import _cut_teaser_tail
 
