@@ -268,13 +268,15 @@ def _bag(text: str) -> Counter:
 def inconsistent_gold(manifest: list[dict]) -> set[str]:
     """URLs of gold pages whose HTML is byte-identical (``body_sha1``) to another gold page's while the two
     golds differ: one HTML cannot have two main texts, so at least one gold belongs to another page (ir_chaos
-    pepsi_9 vs pepsi_10). A mechanical consistency check, applied to both pipelines alike; the figures
-    without these pages are printed beside the full ones, never instead of them."""
+    pepsi_9 vs pepsi_10, which share a URL too: the corpus keeps one and marks it ``gold_conflict``). A
+    mechanical consistency check, applied to both pipelines alike; the figures without these pages are
+    printed beside the full ones, never instead of them."""
     by_body: dict[str, list[dict]] = defaultdict(list)
     for p in manifest:
         if p.get("gold") and p.get("body_sha1"):
             by_body[p["body_sha1"]].append(p)
-    return {p["url"] for ps in by_body.values() if len({_norm_gold(q["gold"]) for q in ps}) > 1 for p in ps}
+    out = {p["url"] for ps in by_body.values() if len({_norm_gold(q["gold"]) for q in ps}) > 1 for p in ps}
+    return out | {p["url"] for p in manifest if p.get("gold_conflict")}
 
 
 def _norm_gold(text: str) -> str:
