@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import hashlib
 import json
 import os
 import random
@@ -59,6 +60,7 @@ class Page:
     headers: list[tuple[str, str]] = field(default_factory=list)
     gold: str | None = None
     pre: list[str] = field(default_factory=list)
+    gold_conflict: bool = False  # its HTML is byte-identical to another gold page's whose gold differs
 
     @property
     def split(self) -> str:
@@ -184,11 +186,25 @@ def _take(items: list, n: int | None, rng: random.Random) -> list:
     return items if n is None or len(items) <= n else sorted(rng.sample(items, n), key=items.index)
 
 
+def _gold_conflicts(ir: Path, files: list[Path]) -> set[bytes]:
+    """SHA-1 digests of ir_chaos HTML files that are byte-identical to another file of the whole corpus (not
+    only the sampled pages) while their gold texts differ (pepsi_9 and pepsi_10): one HTML cannot have two
+    main texts, so at least one gold belongs to another page."""
+    golds: dict[bytes, set[str]] = {}
+    for p in files:
+        gold_p = ir / "gold" / f"{p.name[: -len('.htm.gz')]}.txt"
+        if gold_p.exists():
+            gold = " ".join(gold_p.read_bytes().decode("cp1252", errors="replace").split())
+            golds.setdefault(hashlib.sha1(gzip.decompress(p.read_bytes())).digest(), set()).add(gold)
+    return {h for h, gs in golds.items() if len(gs) > 1}
+
+
 def shared_pages(sizes: Sizes, rng: random.Random, root: Path | None = None) -> list[Page]:
     root = root or shared_data_dir()
     pages: list[Page] = []
     ir = root / "html/ir_chaos"
     files = sorted((ir / "html").glob("*.htm.gz"))
+    conflicts = _gold_conflicts(ir, files)
     for p in _take(files, sizes.ir_chaos, rng):
         stem = p.name[: -len(".htm.gz")]
         gold_p = ir / "gold" / f"{stem}.txt"
@@ -196,7 +212,7 @@ def shared_pages(sizes: Sizes, rng: random.Random, root: Path | None = None) -> 
         url = _page_url(body, f"https://ir-chaos-{stem}.test/")
         gold = gold_p.read_bytes().decode("cp1252", errors="replace") if gold_p.exists() else None
         pages.append(Page(url=url, site=site_of(url), kind="web", body=body, headers=[("Content-Type", "text/html")],
-                          gold=gold))
+                          gold=gold, gold_conflict=hashlib.sha1(body).digest() in conflicts))
     sh = root / "html/scrapinghub"
     truth = json.loads((sh / "ground-truth.json").read_text())
     keys = sorted(k for k in truth if (sh / "html" / f"{k}.html.gz").exists())
@@ -329,7 +345,14 @@ def build_corpus(out: Path, *, sizes: Sizes = FULL, copies: tuple[int, ...] = (1
             got = doc_pages(name, folder, sizes.doc_per_package, random.Random(f"{seed}:{name}"))
             log(f"  {name}: {len(got)} documentation pages")
             pages += got
-    # one page per URL (the WARC samples overlap)
+    # one page per URL (the WARC samples overlap). A gold page whose HTML is byte-identical to another gold
+    # page's (same URL too) while the golds differ is kept once but marked: one HTML cannot have two main
+    # texts (ir_chaos pepsi_9/pepsi_10); bench_e2e reports figures without such pages beside the full ones
+    golds: dict[bytes, set[str]] = {}
+    for p in pages:
+        if p.gold:
+            golds.setdefault(hashlib.sha1(p.body).digest(), set()).add(" ".join(p.gold.split()))
+    conflicts = {h for h, gs in golds.items() if len(gs) > 1}
     uniq: dict[str, Page] = {}
     for p in pages:
         uniq.setdefault(p.url, p)
@@ -338,7 +361,11 @@ def build_corpus(out: Path, *, sizes: Sizes = FULL, copies: tuple[int, ...] = (1
     with open(out / "manifest.jsonl", "w", encoding="utf-8") as fh:
         for p in pages:
             fh.write(json.dumps({"url": p.url, "site": p.site, "kind": p.kind, "split": p.split,
-                                 "raw_tokens": raw_tokens(p.body), "pre_lines": p.pre, "gold": p.gold}) + "\n")
+                                 "raw_tokens": raw_tokens(p.body), "pre_lines": p.pre, "gold": p.gold,
+                                 "body_sha1": hashlib.sha1(p.body).hexdigest(),
+                                 "gold_conflict": bool(p.gold) and (p.gold_conflict
+                                                                    or hashlib.sha1(p.body).digest() in conflicts)})
+                     + "\n")
     folders = {}
     for k in copies:
         recs = []

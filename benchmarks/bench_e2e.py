@@ -29,7 +29,9 @@ Outputs compared per original page (a page of the 5x corpus counts when any of i
   page dropped by a filter counts as missing; of a page removed as a near-duplicate, it counts when
   the kept text of the same site has it);
 * boilerplate: share of output tokens (lower-cased ``\\w+``) that are not in the page's gold main
-  text, over kept ir_chaos and scrapinghub pages (micro-averaged); gold recall beside it;
+  text, over kept ir_chaos and scrapinghub pages (micro-averaged); gold recall beside it; per split, and
+  beside each full figure the same without pages of inconsistent gold (``inconsistent_gold``: HTML
+  byte-identical to another gold page's, golds different; both pipelines alike);
 * quality of the kept text by the project's quality order: ``assay.stages.web.quality_score`` when
   importable, else the ``assay.classifiers`` ``web`` model (mean score of kept pages, token-weighted).
 Splits (benchmarks/splits.py, dataset ``bench_e2e``, grouped by site) are reported for the gold
@@ -263,11 +265,31 @@ def _bag(text: str) -> Counter:
     return Counter(t.lower() for t in _TOKEN_RE.findall(text))
 
 
-def boilerplate(manifest: list[dict], pages: dict[str, list[str]], split: str | None = None) -> dict:
-    """Non-gold share of output tokens over kept gold pages; gold recall over all gold pages."""
+def inconsistent_gold(manifest: list[dict]) -> set[str]:
+    """URLs of gold pages whose HTML is byte-identical (``body_sha1``) to another gold page's while the two
+    golds differ: one HTML cannot have two main texts, so at least one gold belongs to another page (ir_chaos
+    pepsi_9 vs pepsi_10, which share a URL too: the corpus keeps one and marks it ``gold_conflict``). A
+    mechanical consistency check, applied to both pipelines alike; the figures without these pages are
+    printed beside the full ones, never instead of them."""
+    by_body: dict[str, list[dict]] = defaultdict(list)
+    for p in manifest:
+        if p.get("gold") and p.get("body_sha1"):
+            by_body[p["body_sha1"]].append(p)
+    out = {p["url"] for ps in by_body.values() if len({_norm_gold(q["gold"]) for q in ps}) > 1 for p in ps}
+    return out | {p["url"] for p in manifest if p.get("gold_conflict")}
+
+
+def _norm_gold(text: str) -> str:
+    return " ".join(text.split())
+
+
+def boilerplate(manifest: list[dict], pages: dict[str, list[str]], split: str | None = None,
+                exclude: set[str] | frozenset = frozenset()) -> dict:
+    """Non-gold share of output tokens over kept gold pages; gold recall over all gold pages (pages whose
+    URL is in ``exclude`` left out)."""
     non_gold = out_tok = gold_hit = gold_tok = kept_pages = n_pages = 0
     for p in manifest:
-        if not p.get("gold") or (split and p["split"] != split):
+        if not p.get("gold") or (split and p["split"] != split) or p["url"] in exclude:
             continue
         n_pages += 1
         gold = _bag(p["gold"])
@@ -451,15 +473,24 @@ def summarize(manifest, scales, results, outputs, args) -> dict:
               ["site", "split", "pre lines", "FineWeb (anchor)", "assay"], rows)
 
         rows = []
-        for sel in (None, "test"):
-            b = {n: boilerplate(manifest, pages[n], sel) for n in pages}
-            rows.append([sel or "all", str(b["assay"]["pages"]), f"{b['fineweb']['kept_pages']}/{b['assay']['kept_pages']}",
-                         pct(b["fineweb"]["boilerplate"]), pct(b["assay"]["boilerplate"]),
-                         pct(b["fineweb"]["gold_recall"]), pct(b["assay"]["gold_recall"])])
-            report[f"boilerplate_{sel or 'all'}_x{scale}"] = b
+        bad_gold = inconsistent_gold(manifest)
+        for sel in (None, "train", "dev", "test"):
+            for label, excl in (("", frozenset()), (" (consistent gold)", bad_gold)):
+                if excl and not any(p["url"] in excl and (sel is None or p["split"] == sel) for p in manifest):
+                    continue  # no inconsistent page in this split: the same figure again
+                b = {n: boilerplate(manifest, pages[n], sel, excl) for n in pages}
+                rows.append([(sel or "all") + label, str(b["assay"]["pages"]),
+                             f"{b['fineweb']['kept_pages']}/{b['assay']['kept_pages']}",
+                             pct(b["fineweb"]["boilerplate"]), pct(b["assay"]["boilerplate"]),
+                             pct(b["fineweb"]["gold_recall"]), pct(b["assay"]["gold_recall"])])
+                report[f"boilerplate_{sel or 'all'}{'_consistent' if excl else ''}_x{scale}"] = b
+        report["inconsistent_gold_pages"] = sorted(bad_gold)
         table(f"boilerplate in the final output (gold pages: ir_chaos, scrapinghub), x{scale} (target: assay <= FineWeb)",
               ["split", "gold pages", "kept FW/assay", "non-gold share FW", "non-gold share assay", "gold recall FW",
                "gold recall assay"], rows)
+        if bad_gold:
+            print("(consistent gold: without the gold pages whose HTML is byte-identical to another gold page's "
+                  f"while the golds differ, {len(bad_gold)} pages: " + ", ".join(sorted(bad_gold)) + ")")
 
         if scale == scales[0]:
             q = {n: kept_quality(pages[n], scorer) for n in pages}

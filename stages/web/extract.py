@@ -47,7 +47,9 @@ technical content back:
   5. photo-gallery runs (item counters "1/31", "2/31", ... with their captions) and, once the story has
      ended (80% of the page's prose above it), everything after a teaser heading ("You might also like",
      "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) or from the first card
-     of a list of teaser cards with bylines ("By Ben Pobjie", ``_teaser_cards_start``) go, and so do lines
+     of a list of teaser cards with bylines ("By Ben Pobjie", ``_teaser_cards_start``) or of a ranked list of
+     headlines ("1. ...", "2. ...": "Most read", ``_ranked_list_start``) or an author box (a name line and
+     a bio that starts with the name, ``_author_bio_start``) go, and so do lines
      with a call to action or site notice there (``_CTA_RE``: newsletter and sign-up pitches, "follow us",
      comment prompts, affiliate and market-data disclaimers); code, math and table placeholders there stay; lines above the
      page's ``<h1>`` go when no prose precedes it (menus, breadcrumbs, slogans);
@@ -1374,10 +1376,76 @@ def _teaser_cards_start(lines: list[str], prose: list[int], total: int) -> int |
     return j
 
 
+_RANK_ITEM_RE = re.compile(r"\s*(\d{1,2})[.)]\s+\S")
+_RANK_MIN_ITEMS = 4
+_RANK_ITEM_MAX = 150
+
+
+def _ranked_list_start(lines: list[str], start: int) -> int | None:
+    """Where a ranked list of headlines after the story begins ("Most read": "1. Amish builders ...",
+    "2. ...", ...): ``_RANK_MIN_ITEMS`` or more consecutive list items numbered 1, 2, 3, ..., each at most
+    ``_RANK_ITEM_MAX`` characters, most of them not ending like a sentence (headlines; a story's own
+    closing list of steps or points reads as sentences), at or after line ``start`` (where the story has
+    ended: ``_story_end``). None when there is none."""
+    for i in range(start, len(lines)):
+        if lines[i][:4].lstrip()[:1] == "1":
+            n, j, headline_like = 0, i, 0
+            while j < len(lines):
+                s = lines[j].strip()
+                if not s:
+                    j += 1
+                    continue
+                m = _RANK_ITEM_RE.match(s)
+                if m is None or int(m.group(1)) != n + 1 or len(s) > _RANK_ITEM_MAX or _PH_OPEN in s:
+                    break
+                n += 1
+                headline_like += s[-1] not in _SENTENCE_END_CHARS
+                j += 1
+            if n >= _RANK_MIN_ITEMS and headline_like * 2 > n:
+                return i
+    return None
+
+
+def _story_end(prose: list[int], total: int) -> int:
+    """The first line index where ``_TEASER_MIN_PROSE_BEFORE`` of the prose lies above."""
+    need, before = _TEASER_MIN_PROSE_BEFORE * total, 0
+    for i, n in enumerate(prose):
+        if before >= need:
+            return i
+        before += n
+    return len(prose)
+
+
+_NAME_LINE_RE = re.compile(r"(?:[A-Z][\w'’.-]+ ){1,3}[A-Z][\w'’-]+")
+_BIO_MAX = 600
+
+
+def _author_bio_start(lines: list[str], prose: list[int], start: int) -> int | None:
+    """Where an author box after the story begins: a line that is only a name ("Knute Berger", 2-4
+    capitalised words) followed by a paragraph of 40-600 characters that starts with the name's first word
+    ("Knute Berger is ...", "Ron has been ..."), with no prose after that paragraph, at or after line
+    ``start`` (where the story has ended: ``_story_end``). None when there is none."""
+    n = len(lines)
+    for i in range(start, n):
+        s = lines[i].strip()
+        if 4 <= len(s) <= 40 and s[:1].isupper() and _NAME_LINE_RE.fullmatch(s):
+            j = i + 1
+            while j < n and not lines[j].strip():
+                j += 1
+            if j < n:
+                bio = lines[j].strip()
+                if (40 <= len(bio) <= _BIO_MAX and bio.startswith(s.split(" ", 1)[0] + " ") and bio != s
+                        and not any(prose[j + 1:])):
+                    return i
+    return None
+
+
 def _cut_teaser_tail(text: str) -> str:
     """Drop photo galleries (``_drop_galleries``), what follows a teaser heading ("You might also like",
     "Related stories", ...) or begins a list of teaser cards with bylines (``_teaser_cards_start``) once the
-    story has ended (at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies above it), and calls to action after the story (``_drop_calls_to_action``). Code,
+    story has ended (at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies above it, ``_story_end``),
+    or begins a ranked headline list (``_ranked_list_start``) or an author box (``_author_bio_start``) there,
+    and calls to action after the story (``_drop_calls_to_action``). Code,
     math and table placeholders below the heading are kept. One pass computes every line's prose length."""
     split = text.split("\n")
     lines = _drop_galleries(split)
@@ -1388,8 +1456,9 @@ def _cut_teaser_tail(text: str) -> str:
              and _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP))]
     if total >= 300:
         # the first teaser heading below the story, or the first card of a teaser list, whichever is higher
-        cuts = [i for i in (next((h for h in heads if sum(prose[:h]) >= _TEASER_MIN_PROSE_BEFORE * total), None),
-                            _teaser_cards_start(lines, prose, total)) if i is not None]
+        end = _story_end(prose, total)
+        cuts = [i for i in (next((h for h in heads if h >= end), None), _teaser_cards_start(lines, prose, total),
+                            _ranked_list_start(lines, end), _author_bio_start(lines, prose, end)) if i is not None]
         if cuts:
             i = min(cuts)
             keep = list(range(i)) + [j for j in range(i + 1, len(lines)) if _PH_OPEN in lines[j]]

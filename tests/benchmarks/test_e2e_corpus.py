@@ -106,3 +106,41 @@ def test_reserved_packages_are_refused(tmp_path):
             corpus.fetch_doc_packages(tmp_path, packages=(name,))
     for name in ("python3.11-doc", "postgresql-doc-15", "git-doc"):
         assert corpus.RESERVED_PACKAGE_RE.match(name)
+
+
+def test_inconsistent_gold_is_reported_beside_not_instead(quick_corpus):
+    """Pages whose HTML is byte-identical to another gold page's with a different gold are flagged, and the
+    boilerplate measure leaves them out only when asked (both pipelines alike)."""
+    import bench_e2e
+
+    manifest = quick_corpus[2]
+    assert all("body_sha1" in p for p in manifest)
+    page = {"url": "u1", "split": "train", "gold": "alpha beta gamma", "body_sha1": "h"}
+    twin = {"url": "u2", "split": "train", "gold": "delta epsilon", "body_sha1": "h"}
+    same = {"url": "u3", "split": "train", "gold": "alpha  beta\ngamma", "body_sha1": "k"}
+    same2 = {"url": "u4", "split": "train", "gold": "alpha beta gamma", "body_sha1": "k"}
+    man = [page, twin, same, same2]
+    assert bench_e2e.inconsistent_gold(man) == {"u1", "u2"}
+    # the corpus keeps one page per URL: a twin dropped there is marked on the page it kept
+    assert bench_e2e.inconsistent_gold([same, dict(same2, url="u5", gold_conflict=True)]) == {"u5"}
+    assert all(p["gold"] for p in manifest if p.get("gold_conflict"))
+    kept = {"u1": ["alpha beta gamma"], "u2": ["alpha beta gamma"], "u3": ["alpha beta gamma menu"]}
+    full = bench_e2e.boilerplate(man, kept)
+    assert full["kept_pages"] == 3 and full["boilerplate"] == pytest.approx(4 / 10)
+    clean = bench_e2e.boilerplate(man, kept, exclude=bench_e2e.inconsistent_gold(man))
+    assert clean["kept_pages"] == 1 and clean["boilerplate"] == pytest.approx(1 / 4)
+
+
+@pytest.mark.shared_data
+def test_gold_conflicts_found_over_the_whole_ir_chaos_corpus(shared_data):
+    """Two pairs of ir_chaos pages have byte-identical HTML and different golds: pepsi_9/pepsi_10 and
+    overwatch_10/scorpio_10; no other page is flagged."""
+    import gzip
+    import hashlib
+
+    ir = shared_data / "html/ir_chaos"
+    files = sorted((ir / "html").glob("*.htm.gz"))
+    conflicts = corpus._gold_conflicts(ir, files)
+    flagged = {f.name for f in files if hashlib.sha1(gzip.decompress(f.read_bytes())).digest() in conflicts}
+    assert flagged == {"pepsi_9.htm.gz", "pepsi_10.htm.gz", "overwatch_10.htm.gz", "scorpio_10.htm.gz"}
+    assert len(conflicts) == 2

@@ -198,6 +198,10 @@ REAL_PAGES = [
      "numbered teaser cards with bylines after the story (0.90)"),
     ("ir_chaos", "reef_7", ("Midweek Interview", "Helloworld Business Summit"), 0.85, "teaser cards (0.75)"),
     ("ir_chaos", "nasa_6", ("Published Date: Oct 24, 2017",), 0.99, "publication stamp line (0.978)"),
+    ("ir_chaos", "pepsi_2", ("Amish builders", "LePage proves why"), 0.93, "ranked 'most read' headlines (0.89)"),
+    # dev pages (no train page has an author box after its story)
+    ("ir_chaos", "space_4", ("Knute Berger is Mossback",), 0.98, "author box after the story (0.94)"),
+    ("ir_chaos", "e3_3", ("Ron has been living it up",), 0.98, "author box after the story (0.96)"),
 ]
 
 
@@ -321,3 +325,32 @@ def test_story_container_tail_real_page(shared_data):
     assert "Does Britain have a manners problem?" not in text
     assert "By Ben Pobjie" not in text
     assert _f1(page, text) > 0.98
+
+
+def test_ranked_headline_list_after_story_dropped_and_closing_steps_kept():
+    from assay.stages.web.extract import _cut_teaser_tail
+
+    story = "\n\n".join(f"Paragraph {i} of the story explains one more part of the events in some detail, with "
+                        f"quotes and numbers that the reader needs to follow the argument." for i in range(16))
+    ranked = "\n".join(f"  {i}. Headline number {i} about another story entirely" for i in range(1, 6))
+    assert "Headline number" not in _cut_teaser_tail(f"{story}\n\n{ranked}")
+    # a story's own closing steps read as sentences; a list in the middle of the story is no tail
+    steps = "\n".join(f"  {i}. Stir the sauce for {i} more minutes." for i in range(1, 6))
+    assert "Stir the sauce for 5" in _cut_teaser_tail(f"{story}\n\n{steps}")
+    assert "Headline number 5" in _cut_teaser_tail(f"{ranked}\n\n{story}")
+    # numbering must run 1, 2, 3, 4
+    skipped = "\n".join(f"  {i}. Headline number {i} about another story" for i in (1, 2, 4, 5, 6))
+    assert "Headline number 6" in _cut_teaser_tail(f"{story}\n\n{skipped}")
+
+
+def test_author_box_after_story_dropped_and_profiles_kept():
+    from assay.stages.web.extract import _cut_teaser_tail
+
+    story = "\n\n".join(f"Paragraph {i} of the story explains one more part of the events in some detail, with "
+                        f"quotes and numbers that the reader needs to follow the argument." for i in range(16))
+    bio = "Jane Doe\n\nJane Doe is a staff writer who covers science and the environment for the paper."
+    assert "staff writer" not in _cut_teaser_tail(f"{story}\n\n{bio}")
+    # profiles that go on with prose after them are the story's own, and so is a name in mid-story
+    profile = bio + "\n\n" + "She joined in 2010 and has since written about every major storm to hit the coast."
+    assert "staff writer" in _cut_teaser_tail(f"{story}\n\n{profile}")
+    assert "staff writer" in _cut_teaser_tail(f"{bio}\n\n{story}")
