@@ -462,6 +462,8 @@ def _main():
         cv_lolo_gbm()
     elif sys.argv[1] == "lolo-pipeline":
         cv_lolo_pipeline(*([sys.argv[2:]] if len(sys.argv) > 2 else []))
+    elif sys.argv[1] == "lolo-pipeline-lid":  # round 4: routing low-confidence language ID to the fallback
+        cv_lolo_pipeline(*([sys.argv[2:]] if len(sys.argv) > 2 else []), variant_set="lid-route")
     elif sys.argv[1] == "stacked-v3":
         cv_stacked_v3(*([sys.argv[2:]] if len(sys.argv) > 2 else []))
 
@@ -612,7 +614,7 @@ def cv_lolo_naturalness(inner_folds=4):
                           "mean_per_language": round(float(np.mean(per)), 4)}), flush=True)
 
 
-def cv_lolo_pipeline(langs=("ast", "mar", "nob", "fin", "cat", "gla")):
+def cv_lolo_pipeline(langs=("ast", "mar", "nob", "fin", "cat", "gla"), variant_set: str = "round3"):
     """The held-out-language benchmark (bench_classifiers --held-out-languages) with each of ``langs`` (HPLT ISO
     639-3 codes, never hin/nno) left out in turn instead of Hindi and Nynorsk: web_ml and the combiner retrained
     without that language, its rows routed as in production (lid.176 language outside every model's list: the
@@ -629,6 +631,10 @@ def cv_lolo_pipeline(langs=("ast", "mar", "nob", "fin", "cat", "gla")):
     old = yaml.safe_load(text)
     old["fallback_exclude_features"] = ["term_punct_ratio", "top10_word_share"]  # = bench_classifiers.ROUND3_SIGNALS
     configs = {"shipped": text, "without round-3 signals": yaml.safe_dump(old)}
+    if variant_set == "lid-route":  # round 4: low lid.176 confidence -> the fallback, even in a covered language
+        configs = {"shipped": text, **{f"fallback below lid {t}": yaml.safe_dump({**yaml.safe_load(text),
+                                                                                 "fallback_below_lid": t})
+                                       for t in (0.5, 0.65, 0.8)}}
     for iso3 in langs:
         assert iso3 not in HELD
         t0 = time.time()
