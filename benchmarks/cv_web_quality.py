@@ -14,6 +14,7 @@ the pooled out-of-fold ROC AUC is reported.
     .venv/bin/python benchmarks/cv_web_quality.py lolo-naturalness       # + char n-gram fastText feature (9 min)
     .venv/bin/python benchmarks/cv_web_quality.py web-loso [VARIANT ...] # web model, leave-one-source-out
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline [ISO3 ...] # held-out-language bench, other languages
+    .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline-lid [ISO3 ...] # same, low lid confidence -> fallback
 """
 from __future__ import annotations
 
@@ -253,6 +254,9 @@ VARIANTS.update({
     "shipped_dim16": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample", {"epoch": 8, "dim": 16}, 1),
     "shipped_ep5": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample", {"epoch": 5}, 1),
     "shipped_rep3": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample", {"epoch": 8}, 3),
+    # round 4: fastText hyperparameters of the shipped data (character n-grams)
+    "shipped_char36": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample",
+                       {"epoch": 8, "minn": 3, "maxn": 6}, 1),
 })
 
 
