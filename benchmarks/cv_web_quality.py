@@ -257,6 +257,10 @@ VARIANTS.update({
     # round 4: fastText hyperparameters of the shipped data (character n-grams)
     "shipped_char36": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample",
                        {"epoch": 8, "minn": 3, "maxn": 6}, 1),
+    "shipped_ng3": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample",
+                    {"epoch": 8, "wordNgrams": 3}, 1),
+    "shipped_ng1": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample",
+                    {"epoch": 8, "wordNgrams": 1}, 1),
 })
 
 
