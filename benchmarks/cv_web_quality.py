@@ -14,6 +14,7 @@ the pooled out-of-fold ROC AUC is reported.
     .venv/bin/python benchmarks/cv_web_quality.py lolo-naturalness       # + char n-gram fastText feature (9 min)
     .venv/bin/python benchmarks/cv_web_quality.py web-loso [VARIANT ...] # web model, leave-one-source-out
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline [ISO3 ...] # held-out-language bench, other languages
+    .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline-lid [ISO3 ...] # same, low lid confidence -> fallback
 """
 from __future__ import annotations
 
@@ -253,6 +254,13 @@ VARIANTS.update({
     "shipped_dim16": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample", {"epoch": 8, "dim": 16}, 1),
     "shipped_ep5": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample", {"epoch": 5}, 1),
     "shipped_rep3": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample", {"epoch": 8}, 3),
+    # round 4: fastText hyperparameters of the shipped data (character n-grams)
+    "shipped_char36": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample",
+                       {"epoch": 8, "minn": 3, "maxn": 6}, 1),
+    "shipped_ng3": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample",
+                    {"epoch": 8, "wordNgrams": 3}, 1),
+    "shipped_ng1": ({**_HA, "turku_en_lines": None, "turku_other_lines_all": 0}, "upsample",
+                    {"epoch": 8, "wordNgrams": 1}, 1),
 })
 
 
@@ -462,6 +470,8 @@ def _main():
         cv_lolo_gbm()
     elif sys.argv[1] == "lolo-pipeline":
         cv_lolo_pipeline(*([sys.argv[2:]] if len(sys.argv) > 2 else []))
+    elif sys.argv[1] == "lolo-pipeline-lid":  # round 4: routing low-confidence language ID to the fallback
+        cv_lolo_pipeline(*([sys.argv[2:]] if len(sys.argv) > 2 else []), variant_set="lid-route")
     elif sys.argv[1] == "stacked-v3":
         cv_stacked_v3(*([sys.argv[2:]] if len(sys.argv) > 2 else []))
 
@@ -612,7 +622,7 @@ def cv_lolo_naturalness(inner_folds=4):
                           "mean_per_language": round(float(np.mean(per)), 4)}), flush=True)
 
 
-def cv_lolo_pipeline(langs=("ast", "mar", "nob", "fin", "cat", "gla")):
+def cv_lolo_pipeline(langs=("ast", "mar", "nob", "fin", "cat", "gla"), variant_set: str = "round3"):
     """The held-out-language benchmark (bench_classifiers --held-out-languages) with each of ``langs`` (HPLT ISO
     639-3 codes, never hin/nno) left out in turn instead of Hindi and Nynorsk: web_ml and the combiner retrained
     without that language, its rows routed as in production (lid.176 language outside every model's list: the
@@ -629,6 +639,10 @@ def cv_lolo_pipeline(langs=("ast", "mar", "nob", "fin", "cat", "gla")):
     old = yaml.safe_load(text)
     old["fallback_exclude_features"] = ["term_punct_ratio", "top10_word_share"]  # = bench_classifiers.ROUND3_SIGNALS
     configs = {"shipped": text, "without round-3 signals": yaml.safe_dump(old)}
+    if variant_set == "lid-route":  # round 4: low lid.176 confidence -> the fallback, even in a covered language
+        configs = {"shipped": text, **{f"fallback below lid {t}": yaml.safe_dump({**yaml.safe_load(text),
+                                                                                 "fallback_below_lid": t})
+                                       for t in (0.5, 0.65, 0.8)}}
     for iso3 in langs:
         assert iso3 not in HELD
         t0 = time.time()

@@ -74,6 +74,9 @@ class CombinerRecipe(BaseModel):
     stack_fallback: bool = True
     crossfit_folds: int = 5
     per_language_min_negatives: int = 3  # per-language AUC only where both classes have enough rows
+    # > 0: a text whose lid.176 top-1 probability (feature ``lid_score``) is below this is scored by the fallback
+    # even where a model covers the detected language (an uncertain language is no basis for a language's model)
+    fallback_below_lid: float = 0.0
 
 
 def is_combiner_config(path: str | os.PathLike) -> bool:
@@ -180,6 +183,9 @@ def predict_combined(comb: dict, X: np.ndarray, names: list[str]) -> np.ndarray:
     if fb:
         cov = [i for i, n in enumerate(names) if n.endswith("__covered")]
         uncovered = ~np.any(X[:, cov] > 0, axis=1) if cov else np.ones(len(X), dtype=bool)
+        thr = float(comb.get("fallback_below_lid") or 0.0)
+        if thr > 0 and "lid_score" in names:
+            uncovered |= X[:, names.index("lid_score")] < thr
         p[uncovered] = fb_p[uncovered]
     return p
 
@@ -298,6 +304,8 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
         coefs = dict(zip(names, params["coef"]))
         train_auc = M.roc_auc(y, predict_combined(params, X, names))
     log(f"fitted; train ROC AUC {train_auc:.4f} (stacked rows: cross-fitted fallback logit)")
+    if recipe.fallback and recipe.fallback_below_lid > 0:
+        params["fallback_below_lid"] = recipe.fallback_below_lid
 
     # evaluation on the test splits
     bi = names.index(recipe.baseline_feature)

@@ -39,6 +39,19 @@ def test_covered_rows_use_the_stacked_main_regression_and_uncovered_rows_the_fal
     assert q[0] == pytest.approx(predict_logistic(old, X[:1])[0]) and q[1] == pytest.approx(fb_p)
 
 
+def test_low_language_id_confidence_routes_a_covered_row_to_the_fallback():
+    names = ["lid_score", "b", "web__logit", "web__covered"]
+    fb = {"features": ["lid_score", "b"], **_params(2, [1.0, -1.0])}
+    main = {"inputs": ["fallback__logit", "web__logit", "web__covered"], **_params(3, [0.5, 2.0, 0.0], 0.1)}
+    X = np.array([[0.9, 0.0, 3.0, 1.0],    # covered, confident language ID: the main regression
+                  [0.4, 0.0, 3.0, 1.0]])   # covered, but lid.176 is unsure of the language: the fallback
+    comb = {"features": names, "fallback": fb, "main": main}
+    p = predict_combined(comb, X, names)
+    q = predict_combined({**comb, "fallback_below_lid": 0.5}, X, names)
+    assert q[0] == pytest.approx(p[0]) == pytest.approx(1 / (1 + np.exp(-(0.5 * 0.9 + 2.0 * 3.0 + 0.1))))
+    assert q[1] == pytest.approx(1 / (1 + np.exp(-0.4))) != pytest.approx(p[1])
+
+
 def test_fallback_with_rank_features_reads_raw_values_then_their_empirical_cdf():
     from assay.classifiers.combine import fallback_design, predict_fallback, rank_features
 
