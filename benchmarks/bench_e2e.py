@@ -309,12 +309,13 @@ def boilerplate(manifest: list[dict], pages: dict[str, list[str]], split: str | 
 
 
 def quality_scorer():
+    """The project's quality order (``assay.stages.web.quality_score(texts)``, the order the default recipe
+    tiers web documents by); the ``web`` model alone only where that function is missing."""
     try:
         from assay.stages.web import quality_score  # type: ignore[attr-defined]
 
-        fn = getattr(quality_score, "score_texts", None) or getattr(quality_score, "quality_score", None)
-        if callable(fn):
-            return "assay.stages.web.quality_score", lambda texts: [float(x) for x in fn(texts)]
+        if callable(quality_score):
+            return "assay.stages.web.quality_score", lambda texts: [float(x) for x in quality_score(texts)]
     except ImportError:
         pass
     import assay.classifiers

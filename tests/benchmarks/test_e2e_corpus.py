@@ -144,3 +144,16 @@ def test_gold_conflicts_found_over_the_whole_ir_chaos_corpus(shared_data):
     flagged = {f.name for f in files if hashlib.sha1(gzip.decompress(f.read_bytes())).digest() in conflicts}
     assert flagged == {"pepsi_9.htm.gz", "pepsi_10.htm.gz", "overwatch_10.htm.gz", "scorpio_10.htm.gz"}
     assert len(conflicts) == 2
+
+
+def test_kept_text_quality_is_read_by_the_projects_quality_order():
+    """bench_e2e rates kept text with ``assay.stages.web.quality_score`` (the order the default recipe tiers
+    by), not with the ``web`` model alone, and its scores equal that function's."""
+    import bench_e2e
+    from assay.stages.web import quality_score
+
+    name, scorer = bench_e2e.quality_scorer()
+    assert name == "assay.stages.web.quality_score"
+    texts = ["The committee published its annual report on water quality in the region, with tables.",
+             "Home | About | Contact | Login | Sign up | Cart | Home | About | Contact"]
+    assert scorer(texts) == pytest.approx([float(x) for x in quality_score(texts)])
