@@ -186,17 +186,26 @@ def _take(items: list, n: int | None, rng: random.Random) -> list:
     return items if n is None or len(items) <= n else sorted(rng.sample(items, n), key=items.index)
 
 
+def conflicting_bodies(pairs) -> set:
+    """The HTML digests among ``(digest of the HTML, gold text)`` pairs that come with two or more golds
+    differing beyond whitespace: one HTML cannot have two main texts, so at least one gold belongs to another
+    page (ir_chaos pepsi_9 and pepsi_10)."""
+    golds: dict = {}
+    for digest, gold in pairs:
+        golds.setdefault(digest, set()).add(" ".join(gold.split()))
+    return {h for h, gs in golds.items() if len(gs) > 1}
+
+
 def _gold_conflicts(ir: Path, files: list[Path]) -> set[bytes]:
     """SHA-1 digests of ir_chaos HTML files that are byte-identical to another file of the whole corpus (not
-    only the sampled pages) while their gold texts differ (pepsi_9 and pepsi_10): one HTML cannot have two
-    main texts, so at least one gold belongs to another page."""
-    golds: dict[bytes, set[str]] = {}
+    only the sampled pages) while their gold texts differ (``conflicting_bodies``)."""
+    pairs = []
     for p in files:
         gold_p = ir / "gold" / f"{p.name[: -len('.htm.gz')]}.txt"
         if gold_p.exists():
-            gold = " ".join(gold_p.read_bytes().decode("cp1252", errors="replace").split())
-            golds.setdefault(hashlib.sha1(gzip.decompress(p.read_bytes())).digest(), set()).add(gold)
-    return {h for h, gs in golds.items() if len(gs) > 1}
+            pairs.append((hashlib.sha1(gzip.decompress(p.read_bytes())).digest(),
+                          gold_p.read_bytes().decode("cp1252", errors="replace")))
+    return conflicting_bodies(pairs)
 
 
 def shared_pages(sizes: Sizes, rng: random.Random, root: Path | None = None) -> list[Page]:
@@ -348,11 +357,7 @@ def build_corpus(out: Path, *, sizes: Sizes = FULL, copies: tuple[int, ...] = (1
     # one page per URL (the WARC samples overlap). A gold page whose HTML is byte-identical to another gold
     # page's (same URL too) while the golds differ is kept once but marked: one HTML cannot have two main
     # texts (ir_chaos pepsi_9/pepsi_10); bench_e2e reports figures without such pages beside the full ones
-    golds: dict[bytes, set[str]] = {}
-    for p in pages:
-        if p.gold:
-            golds.setdefault(hashlib.sha1(p.body).digest(), set()).add(" ".join(p.gold.split()))
-    conflicts = {h for h, gs in golds.items() if len(gs) > 1}
+    conflicts = conflicting_bodies((hashlib.sha1(p.body).digest(), p.gold) for p in pages if p.gold)
     uniq: dict[str, Page] = {}
     for p in pages:
         uniq.setdefault(p.url, p)

@@ -271,16 +271,9 @@ def inconsistent_gold(manifest: list[dict]) -> set[str]:
     pepsi_9 vs pepsi_10, which share a URL too: the corpus keeps one and marks it ``gold_conflict``). A
     mechanical consistency check, applied to both pipelines alike; the figures without these pages are
     printed beside the full ones, never instead of them."""
-    by_body: dict[str, list[dict]] = defaultdict(list)
-    for p in manifest:
-        if p.get("gold") and p.get("body_sha1"):
-            by_body[p["body_sha1"]].append(p)
-    out = {p["url"] for ps in by_body.values() if len({_norm_gold(q["gold"]) for q in ps}) > 1 for p in ps}
-    return out | {p["url"] for p in manifest if p.get("gold_conflict")}
-
-
-def _norm_gold(text: str) -> str:
-    return " ".join(text.split())
+    golds = [p for p in manifest if p.get("gold") and p.get("body_sha1")]
+    bad = corpus.conflicting_bodies((p["body_sha1"], p["gold"]) for p in golds)
+    return {p["url"] for p in golds if p["body_sha1"] in bad} | {p["url"] for p in manifest if p.get("gold_conflict")}
 
 
 def boilerplate(manifest: list[dict], pages: dict[str, list[str]], split: str | None = None,

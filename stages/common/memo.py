@@ -18,6 +18,12 @@ from __future__ import annotations
 from typing import Any
 
 
+# the longest text a memo of values measured on a whole text keeps: the web quality step reads the first
+# ``assay.stages.web.quality.TEXT_MAX_CHARS`` (20,000) characters, so only texts that short are its whole text
+# (tests/web/test_signal_reuse.py checks the two agree)
+WHOLE_TEXT_MAX_CHARS = 20_000
+
+
 class TextMemo:
     def __init__(self, max_items: int = 1024, max_chars: int | None = None):
         self.max_items = int(max_items)

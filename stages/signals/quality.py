@@ -10,11 +10,11 @@ from typing import Iterable
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from assay.stages.common.memo import TextMemo
+from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, TextMemo
 
 # {model path: score} of the documents scored on their whole text, for the web quality step of the same
 # worker, which scores the same texts with the English model again (``assay.stages.web.quality``)
-SCORED = TextMemo(max_chars=20_000)
+SCORED = TextMemo(max_chars=WHOLE_TEXT_MAX_CHARS)
 
 # which models apply to which source (only models listed in ``models`` are ever loaded/used)
 DEFAULT_SOURCES: dict[str, list[str]] = {"web": ["web", "stem"], "code": ["code", "code_corruption"],

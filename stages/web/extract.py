@@ -1351,17 +1351,13 @@ _CARD_MIN_BYLINES = 2
 _CARD_LINE_MAX = 300  # a teaser's headline, label or blurb; a story's own paragraphs run longer
 
 
-def _teaser_cards_start(lines: list[str], prose: list[int], total: int) -> int | None:
+def _teaser_cards_start(lines: list[str], prose: list[int], start: int) -> int | None:
     """Where a list of teaser cards after the story begins: at least ``_CARD_MIN_BYLINES`` byline lines
-    (``_CARD_BYLINE_RE``) once the story has ended (``_TEASER_MIN_PROSE_BEFORE`` of the prose above), every
+    (``_CARD_BYLINE_RE``) at or after line ``start`` (where the story has ended: ``_story_end``), every
     text line from the first of them on at most ``_CARD_LINE_MAX`` characters (a story ends once; one
     byline after it is an author's note). The list starts at the first byline's card: the short,
     non-prose lines (headline, number, section label) just above it. None when there is no such list."""
-    allowed = (1 - _TEASER_MIN_PROSE_BEFORE) * total
-    after, i = 0, len(lines)
-    while i > 0 and after + prose[i - 1] <= allowed:
-        i -= 1
-        after += prose[i]
+    i = start
     bylines = [j for j in range(i, len(lines)) if len(lines[j]) <= 80 and lines[j].lstrip()[:4].lower().startswith(
         ("by ", "von ", "par ", "por ", "• by")) and _CARD_BYLINE_RE.fullmatch(lines[j].rstrip())]
     if len(bylines) < _CARD_MIN_BYLINES:
@@ -1426,6 +1422,7 @@ def _author_bio_start(lines: list[str], prose: list[int], start: int) -> int | N
     ("Knute Berger is ...", "Ron has been ..."), with no prose after that paragraph, at or after line
     ``start`` (where the story has ended: ``_story_end``). None when there is none."""
     n = len(lines)
+    last_prose = max((k for k in range(start, n) if prose[k]), default=-1)
     for i in range(start, n):
         s = lines[i].strip()
         if 4 <= len(s) <= 40 and s[:1].isupper() and _NAME_LINE_RE.fullmatch(s):
@@ -1435,7 +1432,7 @@ def _author_bio_start(lines: list[str], prose: list[int], start: int) -> int | N
             if j < n:
                 bio = lines[j].strip()
                 if (40 <= len(bio) <= _BIO_MAX and bio.startswith(s.split(" ", 1)[0] + " ") and bio != s
-                        and not any(prose[j + 1:])):
+                        and last_prose <= j):
                     return i
     return None
 
@@ -1457,7 +1454,7 @@ def _cut_teaser_tail(text: str) -> str:
     if total >= 300:
         # the first teaser heading below the story, or the first card of a teaser list, whichever is higher
         end = _story_end(prose, total)
-        cuts = [i for i in (next((h for h in heads if h >= end), None), _teaser_cards_start(lines, prose, total),
+        cuts = [i for i in (next((h for h in heads if h >= end), None), _teaser_cards_start(lines, prose, end),
                             _ranked_list_start(lines, end), _author_bio_start(lines, prose, end)) if i is not None]
         if cuts:
             i = min(cuts)
@@ -1501,11 +1498,7 @@ def _drop_calls_to_action(lines: list[str], prose: list[int], total: int) -> lis
     whole page. Returns ``lines`` itself when nothing goes."""
     if total < 300:
         return lines
-    allowed = (1 - _TEASER_MIN_PROSE_BEFORE) * total  # prose from a candidate line to the end, at most
-    after, i = 0, len(lines)
-    while i > 0 and after + prose[i - 1] <= allowed:
-        i -= 1
-        after += prose[i]
+    i = _story_end(prose, total)
     low = "\n".join(lines[i:]).lower()
     if not any(k in low for k in _CTA_KEYS):
         return lines

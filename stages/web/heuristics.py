@@ -28,7 +28,7 @@ from datatrove.pipeline.filters.gopher_quality_filter import STOP_WORDS
 from datatrove.pipeline.filters.gopher_repetition_filter import find_duplicates
 from datatrove.utils.text import PUNCTUATION_SET, TERMINAL_PUNCTUATION
 
-from assay.stages.common.memo import TextMemo
+from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, TextMemo
 
 _WORD_RE = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]+", re.UNICODE)
 _SENT_END_RE = re.compile(r"[.!?。！？]+(?=\s|$)")
@@ -458,8 +458,7 @@ def web_heuristic_signals(text: str) -> dict:
 # classic signals measured on a whole text, for the web quality step of the same worker (it reads the
 # stored values instead of computing them again: ``assay.stages.web.quality.stored_classic_signals``);
 # only texts that step can use (its first 20,000 characters are the whole text)
-MEMO_MAX_CHARS = 20_000
-MEASURED = TextMemo(max_chars=MEMO_MAX_CHARS)
+MEASURED = TextMemo(max_chars=WHOLE_TEXT_MAX_CHARS)
 
 
 class WebHeuristicSignals(PipelineStep):

@@ -173,3 +173,13 @@ def test_character_counts_shared_by_the_feature_functions_equal_per_character_su
             letters = sum(map(str.isalpha, c)) or 1
             assert h[i_up] == sum(map(str.isupper, c)) / letters
             assert h[i_dig] == sum(map(str.isdigit, c)) / (len(c) or 1)
+
+
+def test_memos_keep_exactly_the_texts_the_quality_step_reads_whole():
+    """The memos' length limit is the web quality step's: every text it reads whole can be handed over,
+    and no longer text is kept."""
+    from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS
+    from assay.stages.signals.quality import SCORED
+
+    assert WHOLE_TEXT_MAX_CHARS == TEXT_MAX_CHARS
+    assert H.MEASURED.max_chars == SCORED.max_chars == TEXT_MAX_CHARS
