@@ -31,6 +31,7 @@ import os
 import random
 import re
 import subprocess
+from collections import Counter
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
@@ -61,6 +62,7 @@ class Page:
     gold: str | None = None
     pre: list[str] = field(default_factory=list)
     gold_conflict: bool = False  # its HTML is byte-identical to another gold page's whose gold differs
+    gold_from: str | None = None  # set where that conflict was resolved: the ir_chaos page whose gold it carries
 
     @property
     def split(self) -> str:
@@ -196,16 +198,51 @@ def conflicting_bodies(pairs) -> set:
     return {h for h, gs in golds.items() if len(gs) > 1}
 
 
-def _gold_conflicts(ir: Path, files: list[Path]) -> set[bytes]:
-    """SHA-1 digests of ir_chaos HTML files that are byte-identical to another file of the whole corpus (not
-    only the sampled pages) while their gold texts differ (``conflicting_bodies``)."""
-    pairs = []
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+GOLD_FROM_PAGE = 0.9  # share of a gold's words found in its page's visible text for the gold to be the page's
+
+
+def word_bag(text: str) -> Counter:
+    """Lower-cased ``\\w+`` tokens with their counts (how bench_e2e compares output text with gold)."""
+    return Counter(t.lower() for t in _WORD_RE.findall(text))
+
+
+def gold_containment(gold: str, body: bytes) -> float:
+    """Share of the gold's words (with multiplicity) present in the whole visible text of the HTML (resiliparse,
+    no main-content selection): about 1 for a gold drawn from this page, far lower for another page's text."""
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
+
+    page = word_bag(extract_plain_text(bytes_to_str(body, detect_encoding(body)), main_content=False,
+                                       alt_texts=True, links=True, list_bullets=False))
+    want = word_bag(gold)
+    return sum((want & page).values()) / max(1, sum(want.values()))
+
+
+def _gold_conflicts(ir: Path, files: list[Path]) -> tuple[dict[bytes, tuple[str, str]], set[bytes]]:
+    """Golds of ir_chaos HTML files that are byte-identical to another file of the whole corpus (not only the
+    sampled pages) while their gold texts differ (``conflicting_bodies``; pepsi_9/pepsi_10, overwatch_10/
+    scorpio_10). Returns ``({digest: (stem, gold)}, unresolved digests)``: where exactly one of the golds is drawn
+    from that HTML (``gold_containment`` >= ``GOLD_FROM_PAGE``), every copy of the HTML is scored against it
+    (the other gold belongs to a page whose HTML the corpus lacks); otherwise the digest stays a conflict."""
+    pairs, bodies, stems = [], {}, {}
     for p in files:
         gold_p = ir / "gold" / f"{p.name[: -len('.htm.gz')]}.txt"
         if gold_p.exists():
-            pairs.append((hashlib.sha1(gzip.decompress(p.read_bytes())).digest(),
-                          gold_p.read_bytes().decode("cp1252", errors="replace")))
-    return conflicting_bodies(pairs)
+            body = gzip.decompress(p.read_bytes())
+            digest = hashlib.sha1(body).digest()
+            gold = gold_p.read_bytes().decode("cp1252", errors="replace")
+            pairs.append((digest, gold))
+            bodies[digest] = body
+            stems[(digest, gold)] = gold_p.stem
+    resolved: dict[bytes, tuple[str, str]] = {}
+    conflicts = conflicting_bodies(pairs)
+    for digest in conflicts:
+        own = [(stems[(d, g)], g) for d, g in pairs
+               if d == digest and gold_containment(g, bodies[digest]) >= GOLD_FROM_PAGE]
+        if len(own) == 1:
+            resolved[digest] = own[0]
+    return resolved, conflicts - resolved.keys()
 
 
 def shared_pages(sizes: Sizes, rng: random.Random, root: Path | None = None) -> list[Page]:
@@ -213,15 +250,19 @@ def shared_pages(sizes: Sizes, rng: random.Random, root: Path | None = None) -> 
     pages: list[Page] = []
     ir = root / "html/ir_chaos"
     files = sorted((ir / "html").glob("*.htm.gz"))
-    conflicts = _gold_conflicts(ir, files)
+    resolved, conflicts = _gold_conflicts(ir, files)
     for p in _take(files, sizes.ir_chaos, rng):
         stem = p.name[: -len(".htm.gz")]
         gold_p = ir / "gold" / f"{stem}.txt"
         body = gzip.decompress(p.read_bytes())
         url = _page_url(body, f"https://ir-chaos-{stem}.test/")
         gold = gold_p.read_bytes().decode("cp1252", errors="replace") if gold_p.exists() else None
+        digest = hashlib.sha1(body).digest()
+        gold_from = resolved[digest][0] if digest in resolved else None
+        if gold_from:
+            gold = resolved[digest][1]
         pages.append(Page(url=url, site=site_of(url), kind="web", body=body, headers=[("Content-Type", "text/html")],
-                          gold=gold, gold_conflict=hashlib.sha1(body).digest() in conflicts))
+                          gold=gold, gold_conflict=digest in conflicts, gold_from=gold_from))
     sh = root / "html/scrapinghub"
     truth = json.loads((sh / "ground-truth.json").read_text())
     keys = sorted(k for k in truth if (sh / "html" / f"{k}.html.gz").exists())
@@ -355,8 +396,9 @@ def build_corpus(out: Path, *, sizes: Sizes = FULL, copies: tuple[int, ...] = (1
             log(f"  {name}: {len(got)} documentation pages")
             pages += got
     # one page per URL (the WARC samples overlap). A gold page whose HTML is byte-identical to another gold
-    # page's (same URL too) while the golds differ is kept once but marked: one HTML cannot have two main
-    # texts (ir_chaos pepsi_9/pepsi_10); bench_e2e reports figures without such pages beside the full ones
+    # page's (same URL too) while the golds differ is kept once; it carries the gold drawn from that HTML where
+    # ``_gold_conflicts`` found one (ir_chaos pepsi_9/pepsi_10), else it is marked and bench_e2e reports figures
+    # without such pages beside the full ones
     conflicts = conflicting_bodies((hashlib.sha1(p.body).digest(), p.gold) for p in pages if p.gold)
     uniq: dict[str, Page] = {}
     for p in pages:
@@ -369,7 +411,8 @@ def build_corpus(out: Path, *, sizes: Sizes = FULL, copies: tuple[int, ...] = (1
                                  "raw_tokens": raw_tokens(p.body), "pre_lines": p.pre, "gold": p.gold,
                                  "body_sha1": hashlib.sha1(p.body).hexdigest(),
                                  "gold_conflict": bool(p.gold) and (p.gold_conflict
-                                                                    or hashlib.sha1(p.body).digest() in conflicts)})
+                                                                    or hashlib.sha1(p.body).digest() in conflicts),
+                                 "gold_from": p.gold_from})
                      + "\n")
     folders = {}
     for k in copies:

@@ -29,9 +29,11 @@ Outputs compared per original page (a page of the 5x corpus counts when any of i
   page dropped by a filter counts as missing; of a page removed as a near-duplicate, it counts when
   the kept text of the same site has it);
 * boilerplate: share of output tokens (lower-cased ``\\w+``) that are not in the page's gold main
-  text, over kept ir_chaos and scrapinghub pages (micro-averaged); gold recall beside it; per split, and
-  beside each full figure the same without pages of inconsistent gold (``inconsistent_gold``: HTML
-  byte-identical to another gold page's, golds different; both pipelines alike);
+  text, over kept ir_chaos and scrapinghub pages (micro-averaged); gold recall beside it; per split. Where
+  two gold pages share byte-identical HTML with different golds, the corpus scores the HTML against the one
+  gold drawn from it (``_e2e_corpus._gold_conflicts``: ir_chaos pepsi_9 carries pepsi_10's gold, manifest
+  ``gold_from``); a conflict left unresolved gets a row without such pages beside each full figure
+  (``inconsistent_gold``; both pipelines alike);
 * quality of the kept text by the project's quality order: ``assay.stages.web.quality_score`` when
   importable, else the ``assay.classifiers`` ``web`` model (mean score of kept pages, token-weighted).
 Splits (benchmarks/splits.py, dataset ``bench_e2e``, grouped by site) are reported for the gold
@@ -44,14 +46,13 @@ import argparse
 import gzip
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -62,7 +63,6 @@ from _web_data import code_fidelity  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 FINEWEB_REQUIREMENTS = ("datatrove[io,processing]==0.10.1", "spacy>=3.8,<3.9", "lxml_html_clean>=0.4")
-_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -261,8 +261,7 @@ def pre_fidelity(manifest: list[dict], pages: dict[str, list[str]], deduped: set
     return {k: tuple(v) for k, v in sorted(out.items())}
 
 
-def _bag(text: str) -> Counter:
-    return Counter(t.lower() for t in _TOKEN_RE.findall(text))
+_bag = corpus.word_bag
 
 
 def inconsistent_gold(manifest: list[dict]) -> set[str]:
