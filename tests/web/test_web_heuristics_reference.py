@@ -207,17 +207,22 @@ def test_char_dup_and_short_lines_judge_prose_not_reference_pages():
     assert decide(dup, spec).reason == "web_dup_line_char_frac"
 
 
-@pytest.fixture(scope="module")
-def glib_doc():
+def _debian_doc(name: str) -> Path:
+    """The unpacked Debian package ``name`` (``apt-get download``, cached like bench_e2e's); skips when absent."""
     if shutil.which("apt-get") is None or shutil.which("dpkg") is None:
         pytest.skip("apt-get/dpkg not available: Debian documentation packages cannot be fetched")
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import _e2e_corpus
 
-    got = _e2e_corpus.fetch_doc_packages(packages=("libglib2.0-doc",), log=lambda *a: None)
-    if not got:
-        pytest.skip("libglib2.0-doc could not be fetched with apt-get download")
-    return next(iter(got.values())) / "usr/share/gtk-doc/html"
+    got = _e2e_corpus.fetch_doc_packages(packages=(name,), log=lambda *a: None)
+    if name not in got:
+        pytest.skip(f"{name} could not be fetched with apt-get download")
+    return got[name]
+
+
+@pytest.fixture(scope="module")
+def glib_doc():
+    return _debian_doc("libglib2.0-doc") / "usr/share/gtk-doc/html"
 
 
 @pytest.mark.slow
@@ -271,15 +276,7 @@ def test_api_pages_with_sync_and_async_variants_kept(doc_packages, page):
 
 @pytest.fixture(scope="module")
 def rust_doc():
-    if shutil.which("apt-get") is None or shutil.which("dpkg") is None:
-        pytest.skip("apt-get/dpkg not available: Debian documentation packages cannot be fetched")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import _e2e_corpus
-
-    got = _e2e_corpus.fetch_doc_packages(packages=("rust-doc",), log=lambda *a: None)
-    if "rust-doc" not in got:
-        pytest.skip("rust-doc could not be fetched with apt-get download")
-    return got["rust-doc"] / "usr/share/doc/rust-doc/html"
+    return _debian_doc("rust-doc") / "usr/share/doc/rust-doc/html"
 
 
 @pytest.mark.slow
