@@ -25,3 +25,24 @@ def shared_data() -> Path:
     if d is None:
         pytest.skip("../shared/data is absent (set ASSAY_SHARED_DATA to point at it)")
     return d
+
+
+@pytest.fixture(scope="session")
+def debian_doc():
+    """``debian_doc(name)``: the unpacked Debian package ``name`` (``apt-get download``, cached like bench_e2e's);
+    the test skips with the reason when apt-get/dpkg are missing or the download fails."""
+    import shutil
+    import sys
+
+    def fetch(name: str) -> Path:
+        if shutil.which("apt-get") is None or shutil.which("dpkg") is None:
+            pytest.skip("apt-get/dpkg not available: Debian documentation packages cannot be fetched")
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+        import _e2e_corpus
+
+        got = _e2e_corpus.fetch_doc_packages(packages=(name,), log=lambda *a: None)
+        if name not in got:
+            pytest.skip(f"{name} could not be fetched with apt-get download")
+        return got[name]
+
+    return fetch

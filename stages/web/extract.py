@@ -1102,6 +1102,24 @@ _TAG_NAME_END = frozenset(("", ">", " ", "\t", "\n", "\r", "/"))
 _RAW_CLOSE_RE = {"<script": re.compile(r"</script", re.I), "<style": re.compile(r"</style", re.I)}
 
 
+# XHTML's self-closing anchor (``<a name="x"/>``: gtk-doc's libxml2 reference) is a start tag to an HTML
+# parser: the anchor stays open and the tree builder reopens it in every block that follows, so the rest of
+# the page reads as link text and the main-content pass drops it (libxml2's API pages lost all their
+# details). In a page that declares XHTML (an XML prolog or the XHTML namespace in its first 2 KB) it is
+# closed as the author meant. The ``/`` must follow a space, a quote or the tag name, as in the tokenizer:
+# ``<a href=/news/>`` is an unquoted value, not self-closing.
+_SELF_CLOSING_A_RE = re.compile(r"<a(\s[^<>]*[\s\"'])?/>")
+
+
+def _declares_xhtml(html: str) -> bool:
+    head = html[:2048]
+    return "<?xml" in head or "xhtml" in head.lower()
+
+
+def _close_self_closing_anchors(html: str) -> str:
+    return _SELF_CLOSING_A_RE.sub(r"<a\1></a>", html)
+
+
 def _drop_scripts(html: str) -> str:
     """``html`` without its ``<script>`` and ``<style>`` elements (lower-case tags; MathJax ``math/...``
     scripts stay). Inline JSON and code are often most of a page's bytes (yahoo: 860 KB of body, 1,400
@@ -1180,7 +1198,10 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
     # placeholder and link-mark characters must not come from the page itself
     if _PH_OPEN in text:  # one str scan; a lone CLOSE is inert
         text = _drop_private_chars(text)
+    xhtml = _declares_xhtml(text)
     text = _drop_scripts(_from_body(text))
+    if xhtml:
+        text = _close_self_closing_anchors(text)
     if nesting_depth_exceeds(text):
         raise ExtractTooDeep(f"tag nesting deeper than {MAX_DEPTH}")
     tree = HTMLTree.parse(text)

@@ -6,8 +6,6 @@ the code-listing exemptions, on real pages of Debian documentation packages (fet
 from __future__ import annotations
 
 import re
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -77,16 +75,8 @@ def test_strip_label_lines():
 
 # ------------------------------------------------------------------------------ real pages
 @pytest.fixture(scope="module")
-def doc_packages():
-    if shutil.which("apt-get") is None or shutil.which("dpkg") is None:
-        pytest.skip("apt-get/dpkg not available: Debian documentation packages cannot be fetched")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import _e2e_corpus
-
-    got = _e2e_corpus.fetch_doc_packages(packages=("nodejs-doc", "python-django-doc"), log=lambda *a: None)
-    if len(got) < 2:
-        pytest.skip("nodejs-doc / python-django-doc could not be fetched with apt-get download")
-    return got
+def doc_packages(debian_doc):
+    return {name: debian_doc(name) for name in ("nodejs-doc", "python-django-doc")}
 
 
 def _signals(path: Path) -> dict:
@@ -207,22 +197,9 @@ def test_char_dup_and_short_lines_judge_prose_not_reference_pages():
     assert decide(dup, spec).reason == "web_dup_line_char_frac"
 
 
-def _debian_doc(name: str) -> Path:
-    """The unpacked Debian package ``name`` (``apt-get download``, cached like bench_e2e's); skips when absent."""
-    if shutil.which("apt-get") is None or shutil.which("dpkg") is None:
-        pytest.skip("apt-get/dpkg not available: Debian documentation packages cannot be fetched")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import _e2e_corpus
-
-    got = _e2e_corpus.fetch_doc_packages(packages=(name,), log=lambda *a: None)
-    if name not in got:
-        pytest.skip(f"{name} could not be fetched with apt-get download")
-    return got[name]
-
-
 @pytest.fixture(scope="module")
-def glib_doc():
-    return _debian_doc("libglib2.0-doc") / "usr/share/gtk-doc/html"
+def glib_doc(debian_doc):
+    return debian_doc("libglib2.0-doc") / "usr/share/gtk-doc/html"
 
 
 @pytest.mark.slow
@@ -275,8 +252,8 @@ def test_api_pages_with_sync_and_async_variants_kept(doc_packages, page):
 
 
 @pytest.fixture(scope="module")
-def rust_doc():
-    return _debian_doc("rust-doc") / "usr/share/doc/rust-doc/html"
+def rust_doc(debian_doc):
+    return debian_doc("rust-doc") / "usr/share/doc/rust-doc/html"
 
 
 @pytest.mark.slow
