@@ -624,6 +624,17 @@ def _chain(executors: Sequence[PipelineExecutor]) -> list[PipelineExecutor]:
 PhaseEvent = Callable[[str, int, PipelineExecutor], None]
 
 
+def prepare_steps(chain: Sequence[PipelineExecutor]) -> None:
+    """Call ``prepare_run()`` once, in the launching process, on every step of the chain that has one (the
+    decontamination step builds its cached index): work that each task would otherwise repeat on a cold
+    cache, at the same time, on every worker (datatrove has no such hook)."""
+    for ex in chain:
+        for step in ex.pipeline:
+            prepare = getattr(step, "prepare_run", None)
+            if callable(prepare):
+                prepare()
+
+
 def run_phases(
     executors: Sequence[PipelineExecutor], *, wait: bool | None = None, on_phase: PhaseEvent | None = None
 ) -> list:
@@ -640,6 +651,7 @@ def run_phases(
     chain = _chain(executors)
     if not chain:
         return []
+    prepare_steps(chain)
     kinds = {_kind_of(ex) for ex in chain}
     if len(kinds) != 1:
         raise ValueError(f"all phases of a run must use the same executor, got {sorted(kinds)}")

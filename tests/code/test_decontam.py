@@ -240,3 +240,40 @@ def test_packed_bit_setting_equals_the_per_hash_or(monkeypatch):
                 maps.append(b)
             assert np.array_equal(maps[0], maps[1])
             assert np.array_equal(D._in_bitmap(hashes, maps[0], shift), hashes)
+
+
+def test_index_built_once_before_the_tasks_of_a_run(tmp_path, monkeypatch):
+    """On a cold cache every task built the index at the same time (about 6 CPU-s each on the default recipe's
+    eval sets). ``run_phases`` calls the step's ``prepare_run`` once in the launching process: the index is
+    cached before the phase starts, and a warm cache is not even read there."""
+    from datatrove.pipeline.readers import JsonlReader
+
+    from assay.pipeline.executors import make_executor, run_phases
+    from assay.stages.signals import decontam
+
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "qa.jsonl").write_text(json.dumps({"question": "What is the boiling point of water at sea level "
+                                                   "in degrees Celsius under standard pressure?", "answer": "100"}) + "\n")
+    step = Decontamination([str(tmp_path / "qa.jsonl")])
+    docs = tmp_path / "in"
+    docs.mkdir()
+    for i in range(3):
+        (docs / f"{i}.jsonl").write_text(json.dumps({"id": str(i), "text": f"page {i} about water"}) + "\n")
+    builds = []
+    real_build = decontam.build_index
+    monkeypatch.setattr(decontam, "build_index", lambda *a, **k: builds.append(1) or real_build(*a, **k))
+    seen = []
+
+    def on_phase(event, i, ex):
+        if event == "start":
+            seen.append(sorted(p.name for p in (tmp_path / "cache" / "decontam").glob("*.pkl")))
+
+    ex = make_executor("local", [JsonlReader(str(docs)), step], tasks=3, workers=1,
+                       logging_dir=str(tmp_path / "logs"), name="signals", settings={"inline_max_input_mb": 1},
+                       inline_inputs=[str(docs)])
+    run_phases([ex], on_phase=on_phase)
+    assert len(seen) == 1 and len(seen[0]) == 1  # cached before the phase started
+    assert builds == [1]  # and the three tasks (in this process here) loaded it
+    assert step.prepare_run() is False  # warm: nothing built, nothing read
+    monkeypatch.setattr(decontam, "cached_index", lambda *a, **k: pytest.fail("a warm cache was read"))
+    assert decontam.ensure_index_cached([str(tmp_path / "qa.jsonl")], missing="error", **step._index_kw()) is False
