@@ -8,6 +8,9 @@ pages (human gold main text), readability inputs, the HTML responses of the WARC
 at run time (rust-doc, nodejs-doc, python-django-doc, sphinx-doc, python-scipy-doc, ruby3.x-doc,
 golang-1.x-doc, python-pandas-doc). ``1x`` holds each page once, ``5x`` each page plus four copies
 with small seeded edits (near-duplicates). ``--quick`` uses a small corpus (development only).
+``--doc-packages a,b,...`` swaps the documentation packages for others, for a check on documentation
+that no rule was tuned on (e.g. ``cmake-doc,libglib2.0-doc,erlang-doc,openjdk-17-doc,libsdl2-doc``; the
+reserved python3.11-doc, postgresql-doc and git-doc are refused: they stay for independent checks).
 
 Pipelines, same workers (2) and tasks (2), run interleaved (1x: FineWeb then assay, 5x: assay then
 FineWeb, repeats alternate):
@@ -20,7 +23,8 @@ FineWeb, repeats alternate):
 
 Measures (benchmarks/_e2e_measure.py): CPU seconds of the whole process tree (subreaper +
 ``RUSAGE_CHILDREN``: forkserver workers included), wall time, largest single-process peak RSS and
-peak summed RSS of the tree. Pages per CPU-second = input records / CPU seconds.
+peak summed RSS of the tree. Pages per CPU-second = input records / CPU seconds. What assay builds once
+per machine (the decontamination index cache) is built before the timed runs; its CPU is printed.
 
 Outputs compared per original page (a page of the 5x corpus counts when any of its copies is kept):
 * funnel: raw HTML whitespace tokens -> removed by parsing (extraction), by each filter, by dedup
