@@ -210,6 +210,12 @@ def _baseline_models(rev: str, tmp: Path, names=("web", "stem")) -> dict:
                 return {}
             (tmp / f"{name}{ext}").write_bytes(r.stdout)
             files[ext] = tmp / f"{name}{ext}"
+        for member in json.loads(files[".card.json"].read_text()).get("ensemble") or []:  # the other members
+            r = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:classifiers/models/{member['model_file']}"],
+                               capture_output=True)
+            if r.returncode != 0:
+                return {}
+            (tmp / member["model_file"]).write_bytes(r.stdout)
         out[name] = QualityModel(files[".ftz"], name=name)
     return out
 
