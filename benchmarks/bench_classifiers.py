@@ -28,6 +28,8 @@ Single process, single thread (``taskset`` not required: fastText predict is sin
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
 import importlib.util
 import statistics
@@ -316,6 +318,23 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
 HELD_OUT_LANGS = {"hin": "hi", "nno": "nn"}  # the HPLT files that a file-level split puts in test
 
 
+LATIN_ADULT = "anchor: this config, adult words matched only as written (no native-script match)"
+
+
+@contextlib.contextmanager
+def _latin_only_adult(on: bool):
+    """The adult-word share as before the native-script match (Latin list entries only as written) while ``on``."""
+    import assay.stages.web.safety as safety
+
+    orig = safety.adult_word_share
+    if on:
+        safety.adult_word_share = functools.partial(orig, native_script=False)
+    try:
+        yield
+    finally:
+        safety.adult_word_share = orig
+
+
 def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOUT_ANCHOR_REV,
                             configs: dict[str, str] | None = None, splits: list[str] | None = None) -> dict:
     """Languages never seen: retrain web_ml and the combiner without any text in ``held`` (HPLT files,
@@ -345,7 +364,8 @@ def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOU
         configs = {"quality_score (ours)": text,
                    # the round-2 combiner: this config without the round-3 shape signals
                    f"anchor: previous ({PREVIOUS_REV}, without {'/'.join(ROUND3_SIGNALS)})": yaml.safe_dump(
-                       {**yaml.safe_load(text), "fallback_exclude_features": ROUND3_SIGNALS})}
+                       {**yaml.safe_load(text), "fallback_exclude_features": ROUND3_SIGNALS}),
+                   LATIN_ADULT: text}
     else:
         anchor_rev = None
     if anchor_rev:
@@ -385,10 +405,13 @@ def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOU
             out = Path(tmp) / f"comb{len(scores)}"
             cpath = Path(tmp) / f"comb{len(scores)}.yaml"
             cpath.write_text(yaml.safe_dump(comb))
-            train_combiner(load_combiner_recipe(cpath), out, data_root=root, verbose=False)
-            c = json.loads((out / "web_quality.json").read_text())
-            X, names, _ = quality_features([e.text for e in ex], c["models"])
-            scores[label] = combine(X, names, c)
+            with _latin_only_adult(label == LATIN_ADULT):  # trained and scored with the old signal
+                train_combiner(load_combiner_recipe(cpath), out, data_root=root, verbose=False)
+                c = json.loads((out / "web_quality.json").read_text())
+                Xl, namesl, _ = quality_features([e.text for e in ex], c["models"])
+                scores[label] = combine(Xl, namesl, c)
+            if label != LATIN_ADULT:
+                X, names = Xl, namesl
     # which rows the fallback scored (lid.176 language outside every model's list) and which the main regression
     # (lid.176 says a covered language, e.g. Nynorsk read as Norwegian "no")
     fb = ~np.any(X[:, [i for i, n in enumerate(names) if n.endswith("__covered")]] > 0, axis=1)
