@@ -406,8 +406,9 @@ def card_markdown(card: dict) -> str:
         f"- label source: **{card['label_source']}**",
         f"- file: `{card['model_file']}` ({card['sizes']['model_bytes']:,} bytes, sha256 `{card['model_sha256'][:16]}…`)",
         *([f"- ensemble: mean probability of {len(card['ensemble'])} fastText models on the same examples, each with its"
-           " normalisation on top of the one below: " + "; ".join(f"`{m['model_file']}` `{json.dumps(m['normalization'])}`"
-                                                                   for m in card["ensemble"])] if card.get("ensemble") else []),
+           " normalisation applied on top of the common one (line `normalisation` below): "
+           + "; ".join(f"`{m['model_file']}` `{json.dumps(m['normalization'])}`" for m in card["ensemble"])]
+          if card.get("ensemble") else []),
         f"- calibration table: `{card['calibration_file']}` ({card['calibration']['n_docs']} reference docs,"
         f" {card['calibration']['n_tokens']:,.0f} tokens)",
         f"- normalisation: `{json.dumps(card['normalization'])}`",
