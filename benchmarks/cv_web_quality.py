@@ -370,6 +370,7 @@ def loso_models(variant: str) -> dict[str, Path]:
         path = d / f"{variant}_-1{held}.bin"
         if not path.exists():
             train_fold(variant, -1, d, drop, tag=held)
+            (d / f"{variant}_-1{held}.txt").unlink(missing_ok=True)  # the training file (~50 MB) is not kept
         out[held] = path
     return out
 
