@@ -28,6 +28,8 @@ Single process, single thread (``taskset`` not required: fastText predict is sin
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
 import importlib.util
 import statistics
@@ -150,6 +152,7 @@ def bench_throughput(n_docs: int, repeats: int) -> list[tuple]:
 
 BASELINE_REV = "67ee056"  # the commit before the learned web order (web + stem models, max of percentiles)
 HELDOUT_ANCHOR_REV = "be7cd5a"  # round 1 of the learned order (fallback: raw features, every source, L2 10)
+ROUND4_REV = "98d96df"  # the last single-model web (digits -> 0, punctuation split), before the round-5 ensemble
 PREVIOUS_REV = "64ecc48"  # round 2 (v3 fallback: rank features, no CORE-MT rows, L2 100; before the round-3 signals)
 ROUND3_SIGNALS = ["term_punct_ratio", "top10_word_share"]
 
@@ -190,15 +193,17 @@ def _quality_test_sets(root: Path) -> dict[str, list]:
     return out
 
 
-def _baseline_models(rev: str, tmp: Path) -> dict:
+def _baseline_models(rev: str, tmp: Path, names=("web", "stem")) -> dict:
     """The shipped web/stem models of an earlier commit (``git show``), loaded as QualityModel."""
     import subprocess
 
     from assay.classifiers.model import QualityModel
 
     repo = Path(__file__).resolve().parents[1]
+    tmp = tmp / rev
+    tmp.mkdir(exist_ok=True)
     out = {}
-    for name in ("web", "stem"):
+    for name in names:
         files = {}
         for ext in (".ftz", ".calib.json", ".card.json"):
             r = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:classifiers/models/{name}{ext}"],
@@ -207,6 +212,12 @@ def _baseline_models(rev: str, tmp: Path) -> dict:
                 return {}
             (tmp / f"{name}{ext}").write_bytes(r.stdout)
             files[ext] = tmp / f"{name}{ext}"
+        for member in json.loads(files[".card.json"].read_text()).get("ensemble") or []:  # the other members
+            r = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:classifiers/models/{member['model_file']}"],
+                               capture_output=True)
+            if r.returncode != 0:
+                return {}
+            (tmp / member["model_file"]).write_bytes(r.stdout)
         out[name] = QualityModel(files[".ftz"], name=name)
     return out
 
@@ -237,12 +248,14 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         base = _baseline_models(rev, Path(tmp))
+        round4 = _baseline_models(ROUND4_REV, Path(tmp), names=("web",)).get("web")
         prevs = {rev: _combiner_at(rev) for rev in (PREVIOUS_REV, HELDOUT_ANCHOR_REV)}
         for name, exs in sets.items():
             texts = [e.text for e in exs]
             X, names, langs = quality_features(texts, comb["models"])
             sc = {"quality_score (ours)": combine(X, names, comb),
                   "web model alone (new)": assay.classifiers.load("web").score(texts),
+                  **({f"anchor: web model at {ROUND4_REV}": round4.score(texts)} if round4 else {}),
                   "web_ml model alone": assay.classifiers.load("web_ml").score(texts),
                   "anchor: length (chars)": np.array([len(t) for t in texts], dtype=float)}
             if base:
@@ -268,6 +281,14 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
                 continue
             rows.append((name, lg, int(m.sum()), int((y[m] == 0).sum()),
                          {k: roc_auc(y[m], v[m]) for k, v in scorers[name].items()}))
+    # sampling noise of the smallest headline set: 95% bootstrap interval of the English judgments' ROC AUC
+    rng = np.random.default_rng(0)
+    y_en = np.array([e.label for e in sets["english_human"]])
+    boot = [rng.integers(0, len(y_en), len(y_en)) for _ in range(2000)]
+    boot = [i for i in boot if 0 < y_en[i].sum() < len(i)]
+    ci = {k: tuple(np.percentile([roc_auc(y_en[i], scorers["english_human"][k][i]) for i in boot], [2.5, 97.5]))
+          for k in ("quality_score (ours)", "web model alone (new)", f"anchor: web model at {ROUND4_REV}",
+                    "anchor: length (chars)") if k in scorers["english_human"]}
     # adult share vs HPLT porn labels (test split), per language
     from assay.classifiers.data import build_source
 
@@ -275,20 +296,43 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
                          "split": "test", "split_dataset": "hplt_inspection"}, root)[0]
     from assay.stages.web.langid import detect_language
 
-    share = np.array([adult_word_share(e.text, detect_language(e.text)[0]) for e in porn])
+    langs_p = [detect_language(e.text)[0] for e in porn]
     yp = np.array([e.label for e in porn])
     pl_ = np.array([e.lang for e in porn])
-    adult = {"all": (len(yp), int(yp.sum()), roc_auc(yp, share) if 0 < yp.sum() < len(yp) else float("nan"),
-                     int(((share >= 0.03) & (yp == 1)).sum()), int(((share >= 0.03) & (yp == 0)).sum()))}
-    for lg in sorted(set(pl_.tolist())):
-        m = pl_ == lg
+
+    def adult_row(share, m):  # (n, porn, ROC AUC, flagged porn, flagged not porn) at the default rule's 0.03
+        return (int(m.sum()), int(yp[m].sum()), roc_auc(yp[m], share[m]) if 0 < yp[m].sum() < m.sum() else float("nan"),
+                int(((share[m] >= 0.03) & (yp[m] == 1)).sum()), int(((share[m] >= 0.03) & (yp[m] == 0)).sum()))
+
+    # ours, and the anchor: Latin entries matched only as written (no romanised matching of Indic-script words)
+    shares = [np.array([adult_word_share(e.text, lg, native_script=ns) for e, lg in zip(porn, langs_p)])
+              for ns in (True, False)]
+    adult = {}
+    for lg in ["all"] + sorted(set(pl_.tolist())):
+        m = np.ones(len(yp), dtype=bool) if lg == "all" else pl_ == lg
         if yp[m].sum() >= 1:
-            adult[lg] = (int(m.sum()), int(yp[m].sum()), roc_auc(yp[m], share[m]) if yp[m].sum() < m.sum() else float("nan"),
-                         int(((share[m] >= 0.03) & (yp[m] == 1)).sum()), int(((share[m] >= 0.03) & (yp[m] == 0)).sum()))
-    return {"rows": rows, "adult": adult, "seconds": seconds, "baseline_rev": rev}
+            adult[lg] = tuple(adult_row(sh, m) for sh in shares)
+    return {"rows": rows, "adult": adult, "seconds": seconds, "baseline_rev": rev, "english_ci": ci}
 
 
 HELD_OUT_LANGS = {"hin": "hi", "nno": "nn"}  # the HPLT files that a file-level split puts in test
+
+
+LATIN_ADULT = "anchor: this config, adult words matched only as written (no native-script match)"
+
+
+@contextlib.contextmanager
+def _latin_only_adult(on: bool):
+    """The adult-word share as before the native-script match (Latin list entries only as written) while ``on``."""
+    import assay.stages.web.safety as safety
+
+    orig = safety.adult_word_share
+    if on:
+        safety.adult_word_share = functools.partial(orig, native_script=False)
+    try:
+        yield
+    finally:
+        safety.adult_word_share = orig
 
 
 def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOUT_ANCHOR_REV,
@@ -320,7 +364,8 @@ def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOU
         configs = {"quality_score (ours)": text,
                    # the round-2 combiner: this config without the round-3 shape signals
                    f"anchor: previous ({PREVIOUS_REV}, without {'/'.join(ROUND3_SIGNALS)})": yaml.safe_dump(
-                       {**yaml.safe_load(text), "fallback_exclude_features": ROUND3_SIGNALS})}
+                       {**yaml.safe_load(text), "fallback_exclude_features": ROUND3_SIGNALS}),
+                   LATIN_ADULT: text}
     else:
         anchor_rev = None
     if anchor_rev:
@@ -360,10 +405,13 @@ def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOU
             out = Path(tmp) / f"comb{len(scores)}"
             cpath = Path(tmp) / f"comb{len(scores)}.yaml"
             cpath.write_text(yaml.safe_dump(comb))
-            train_combiner(load_combiner_recipe(cpath), out, data_root=root, verbose=False)
-            c = json.loads((out / "web_quality.json").read_text())
-            X, names, _ = quality_features([e.text for e in ex], c["models"])
-            scores[label] = combine(X, names, c)
+            with _latin_only_adult(label == LATIN_ADULT):  # trained and scored with the old signal
+                train_combiner(load_combiner_recipe(cpath), out, data_root=root, verbose=False)
+                c = json.loads((out / "web_quality.json").read_text())
+                Xl, namesl, _ = quality_features([e.text for e in ex], c["models"])
+                scores[label] = combine(Xl, namesl, c)
+            if label != LATIN_ADULT:
+                X, names = Xl, namesl
     # which rows the fallback scored (lid.176 language outside every model's list) and which the main regression
     # (lid.176 says a covered language, e.g. Nynorsk read as Norwegian "no")
     fb = ~np.any(X[:, [i for i, n in enumerate(names) if n.endswith("__covered")]] > 0, axis=1)
@@ -414,11 +462,14 @@ def print_quality(res: dict) -> None:
         print(f"| {name} | {lg} | {n} | {neg} | " + " | ".join(f"{aucs[c]:.3f}" for c in cols) + " |")
     print(f"\nAnchors 'previous' = shipped models at commit {res['baseline_rev']}. Languages with < 3 bad or"
           " < 3 good test rows are pooled only in 'all'.")
+    print("\nenglish_human (test split): 95% bootstrap interval of the ROC AUC (rows resampled, 2,000"
+          " draws): " + "; ".join(f"{k} {lo:.3f}-{hi:.3f}" for k, (lo, hi) in res["english_ci"].items()))
     print("\n## Adult-word share (LDNOOBW) vs HPLT porn labels, TEST split; default rule excludes share >= 0.03\n")
-    print("| language | n | porn | ROC AUC | flagged porn | flagged not porn |")
-    print("|---|---|---|---|---|---|")
-    for lg, (n, pos, auc, tp, fp) in res["adult"].items():
-        print(f"| {lg} | {n} | {pos} | {auc:.3f} | {tp} | {fp} |")
+    print("| language | n | porn | ROC AUC (ours: native-script matching) | flagged porn | flagged not porn | "
+          "anchor: Latin entries as written ROC AUC | flagged porn | flagged not porn |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for lg, ((n, pos, auc, tp, fp), (_, _, auc0, tp0, fp0)) in res["adult"].items():
+        print(f"| {lg} | {n} | {pos} | {auc:.3f} | {tp} | {fp} | {auc0:.3f} | {tp0} | {fp0} |")
 
 
 def bench_retier(n_rows: int, repeats: int, web_docs_per_s: float) -> dict:

@@ -13,6 +13,7 @@ the pooled out-of-fold ROC AUC is reported.
     .venv/bin/python benchmarks/cv_web_quality.py lolo-gbm               # gradient boosting (needs scikit-learn)
     .venv/bin/python benchmarks/cv_web_quality.py lolo-naturalness       # + char n-gram fastText feature (9 min)
     .venv/bin/python benchmarks/cv_web_quality.py web-loso [VARIANT ...] # web model, leave-one-source-out
+    .venv/bin/python benchmarks/cv_web_quality.py web-scoring [VARIANT ...] # LOSO: chunked scoring x seeds, bagged
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline [ISO3 ...] # held-out-language bench, other languages
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline-lid [ISO3 ...] # same, low lid confidence -> fallback
 """
@@ -141,11 +142,14 @@ def train_fold(variant: str, fold: int, tmp: Path, drop: frozenset = frozenset()
     from assay.classifiers.text import Normalization, normalize
     from assay.classifiers.train import _train_isolated, _write_fasttext_file
 
-    norm = Normalization(lowercase=True, digits="0", max_chars=8000)
+    norm = Normalization(**{"lowercase": True, "digits": "0", "max_chars": 8000, **NORMS.get(variant, {})})
     exs, bal = _examples(variant, fold, drop)
     for e in exs:
         e.text = normalize(e.text, norm)
     exs = dedup([e for e in exs if e.text], key=lambda e: e.text)
+    if variant in BOOTSTRAP:  # a bootstrap sample of the deduplicated examples (bagging; data noise)
+        rng = np.random.default_rng(BOOTSTRAP[variant])
+        exs = [exs[i] for i in rng.integers(0, len(exs), len(exs))]
     tr = expand_repeats(balance(exs, bal, seed=0), seed=0)
     f = tmp / f"{variant}_{fold}{tag}.txt"
     _write_fasttext_file(f, [(e.label, e.text) for e in tr])
@@ -284,6 +288,158 @@ def cv_web_loso(variant: str) -> dict:
            **{s: round(roc_auc(y[sets == s], scores[sets == s]), 4) for s in LOSO_DROP},
            "english_pooled": round(roc_auc(y, scores), 4), "seconds": round(time.time() - t0)}
     (CACHE / f"loso_web_{variant}.npy").write_bytes(pickle.dumps((scores, y, sets)))
+    return res
+
+
+# --- round 5: how a document is scored (one vector vs chunks), seed noise, bagging -----------------------------
+# Turku English documents are whole pages (median ~2,000 characters, up to 22,000; the label is "at least half of
+# the words are on clean lines"), HPLT rows two 500-character excerpts; the model is trained on lines and
+# 3,000-character chunks. Scoring functions over the same LOSO models (trained once per seed and kept in CACHE):
+def chunk_scores(qm, texts: list[str], chars: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per text: (probabilities of its ``chars``-character chunks cut at line boundaries, their word counts)."""
+    from assay.classifiers.data import chunk_text
+
+    pieces, owner = [], []
+    for i, t in enumerate(texts):
+        cs = [c for c in chunk_text(t, chars) if c.split()] or [t]
+        pieces += cs
+        owner += [i] * len(cs)
+    p = qm.score(pieces)
+    w = np.array([max(1, len(c.split())) for c in pieces], dtype=float)
+    owner = np.array(owner)
+    return [(p[owner == i], w[owner == i]) for i in range(len(texts))]
+
+
+def _wquantile(p: np.ndarray, w: np.ndarray, q: float) -> float:
+    o = np.argsort(p)
+    c = np.cumsum(w[o]) / w.sum()
+    return float(p[o][min(len(p) - 1, int(np.searchsorted(c, q)))])
+
+
+SCORINGS = {  # name -> (chunk chars or 0 = whole text, pooling of the chunk probabilities)
+    "whole": (0, None), "mean300": (300, "mean"), "mean1000": (1000, "mean"), "mean3000": (3000, "mean"),
+    "q25_1000": (1000, "q25"), "median1000": (1000, "q50"), "min1000": (1000, "min"),
+}
+
+
+def _pool(parts, how: str) -> np.ndarray:
+    out = []
+    for p, w in parts:
+        out.append(float((p * w).sum() / w.sum()) if how == "mean" else float(p.min()) if how == "min"
+                   else _wquantile(p, w, {"q25": 0.25, "q50": 0.5}[how]))
+    return np.array(out)
+
+
+# more real English text from ../shared/data (README/SOURCES.tsv): a hand-picked Wikipedia reference text
+# (cs336 fixtures), papers (arXiv PDFs' text layer, docling reference markdown), and HPLT English rows nobody
+# labelled (random web text; about 85% of the labelled ones are good) as positives
+S["cs336_wiki"] = {"builder": "text", "unit": "file", "path": "quality/cs336_fixtures/high_quality_wiki_reference.txt",
+                   "chunk_chars": 3000, "min_words": 40}
+S["arxiv"] = {"builder": "pdf_text", "path": "pdf/arxiv_fullpapers/*.pdf", "chunk_chars": 3000, "min_words": 40,
+              "max_chunks_per_doc": 6}
+S["docling_md"] = {"builder": "text", "unit": "file", "path": "pdf/docling/groundtruth/*.md", "chunk_chars": 3000,
+                   "min_words": 40}
+VARIANTS["shipped+more_en"] = ({**VARIANTS["shipped"][0], "cs336_wiki": 1, "arxiv": 1, "docling_md": 1}, "upsample",
+                               {"epoch": 8}, 1)
+VARIANTS["shipped+unlab"] = ({**VARIANTS["shipped"][0], "hplt_en_unlabelled": 1}, "upsample", {"epoch": 8}, 1)
+VARIANTS["shipped+more_en+unlab"] = ({**VARIANTS["shipped+more_en"][0], "hplt_en_unlabelled": 1}, "upsample",
+                                     {"epoch": 8}, 1)
+NORMS: dict[str, dict] = {  # variant -> Normalization overrides (text.py), applied in training and scoring
+    "shipped_cased": {"lowercase": False}, "shipped_digits": {"digits": None}, "shipped_nosplit": {"split_punct": False},
+    "shipped_max3000": {"max_chars": 3000}, "shipped_max20000": {"max_chars": 20000},
+    "shipped_nosplit_digits": {"split_punct": False, "digits": None},
+}
+for _v in NORMS:
+    VARIANTS[_v] = VARIANTS["shipped"]
+BOOTSTRAP: dict[str, int] = {}  # variant -> seed of its bootstrap sample of the training examples
+for _k in range(1, 11):
+    VARIANTS[f"shipped_boot{_k}"] = VARIANTS["shipped"]
+    BOOTSTRAP[f"shipped_boot{_k}"] = _k
+    for _v in ("shipped_nosplit", "shipped_digits", "shipped_nosplit_digits"):  # the same bootstrap samples
+        VARIANTS[f"{_v}_boot{_k}"] = VARIANTS["shipped"]
+        BOOTSTRAP[f"{_v}_boot{_k}"] = _k
+        NORMS[f"{_v}_boot{_k}"] = NORMS[_v]
+
+
+def loso_models(variant: str) -> dict[str, Path]:
+    """The two leave-one-source-out models of ``variant`` (trained once, kept in CACHE/loso_models)."""
+    d = CACHE / "loso_models"
+    d.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for held, drop in LOSO_DROP.items():
+        path = d / f"{variant}_-1{held}.bin"
+        if not path.exists():
+            train_fold(variant, -1, d, drop, tag=held)
+            (d / f"{variant}_-1{held}.txt").unlink(missing_ok=True)  # the training file (~50 MB) is not kept
+        out[held] = path
+    return out
+
+
+def cv_web_scoring(variants=("shipped", "shipped_seed1", "shipped_seed2"), scorings=tuple(SCORINGS)) -> list[dict]:
+    """LOSO ROC AUC (train+dev) for each seed x scoring function, and for the bag (mean probability of the
+    seeds' models): seed noise is the spread over seeds of the same recipe."""
+    from assay.classifiers.metrics import roc_auc
+    from assay.classifiers.model import QualityModel
+    from assay.classifiers.text import Normalization
+
+    P = pool()
+    y = np.array([e.label for e, _ in P])
+    sets = np.array([s for _, s in P])
+    S_ = {}  # (variant, scoring) -> scores
+    for v in variants:
+        paths = loso_models(v)
+        for sc, (chars, how) in SCORINGS.items():
+            if sc not in scorings:
+                continue
+            scores = np.full(len(P), np.nan)
+            for held, path in paths.items():
+                norm = Normalization(**{"lowercase": True, "digits": "0", "max_chars": 8000, **NORMS.get(v, {})})
+                qm = QualityModel(path, name=v, normalization=norm)
+                idx = np.flatnonzero(sets == held)
+                texts = [P[i][0].text for i in idx]
+                scores[idx] = qm.score(texts) if not chars else _pool(chunk_scores(qm, texts, chars), how)
+            S_[v, sc] = scores
+    (CACHE / "scoring_scores.pkl").write_bytes(pickle.dumps({"y": y, "sets": sets, "scores": S_}))
+    rows = []
+    for sc in scorings:
+        for v in list(variants) + ["bag"]:
+            s = np.mean([S_[u, sc] for u in variants], axis=0) if v == "bag" else S_[v, sc]
+            rows.append({"variant": v, "scoring": sc, **{k: round(roc_auc(y[sets == k], s[sets == k]), 4) for k in LOSO_DROP},
+                         "english_pooled": round(roc_auc(y, s), 4)})
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def web_paired(variants: list[str], n: int = 2000) -> dict:
+    """Paired bootstrap (rows of the English judgments resampled within each source, the same rows for both) of
+    pooled LOSO ROC AUC: the mean of ``variants``' probabilities minus the shipped recipe's. Models from CACHE."""
+    from assay.classifiers.metrics import roc_auc
+    from assay.classifiers.model import QualityModel
+    from assay.classifiers.text import Normalization
+
+    P = pool()
+    y = np.array([e.label for e, _ in P])
+    sets = np.array([s for _, s in P])
+
+    def scores(v):
+        out = np.full(len(P), np.nan)
+        norm = Normalization(**{"lowercase": True, "digits": "0", "max_chars": 8000, **NORMS.get(v, {})})
+        for held, path in loso_models(v).items():
+            idx = np.flatnonzero(sets == held)
+            out[idx] = QualityModel(path, name=v, normalization=norm).score([P[i][0].text for i in idx])
+        return out
+
+    base, alt = scores("shipped"), np.mean([scores(v) for v in variants], axis=0)
+    rng = np.random.default_rng(0)
+    groups = [np.flatnonzero(sets == s) for s in LOSO_DROP]
+    d = []
+    for _ in range(n):
+        i = np.concatenate([rng.choice(g, len(g)) for g in groups])
+        d.append(roc_auc(y[i], alt[i]) - roc_auc(y[i], base[i]))
+    res = {"variants": variants, "shipped": round(roc_auc(y, base), 4), "alt": round(roc_auc(y, alt), 4),
+           "diff_ci95": [round(float(x), 4) for x in np.percentile(d, [2.5, 50, 97.5])],
+           "p_alt_worse_or_equal": round(float(np.mean(np.array(d) <= 0)), 3)}
+    print(json.dumps(res), flush=True)
     return res
 
 
@@ -448,6 +604,12 @@ def _main():
     elif sys.argv[1] == "web-loso":
         for v in sys.argv[2:] or ["shipped", "shipped+docs", "shipped_1k", "shipped_1k+docs", "shipped_rep3"]:
             print(json.dumps(cv_web_loso(v)), flush=True)
+    elif sys.argv[1] == "web-scoring":  # round 5: chunked scoring, seeds, bagging (LOSO models cached)
+        cv_web_scoring(*([tuple(sys.argv[2:])] if len(sys.argv) > 2 else []))
+    elif sys.argv[1] == "web-scoring-whole":  # the same, whole-text scoring only (the shipped way)
+        cv_web_scoring(tuple(sys.argv[2:]), scorings=("whole",))
+    elif sys.argv[1] == "web-paired":  # paired bootstrap over the judged rows: variant/bag minus the shipped recipe
+        web_paired(sys.argv[2:])
     elif sys.argv[1] == "lolo":
         from assay.stages.web.quality import HEURISTICS, SHAPE
         H = list(HEURISTICS)

@@ -40,11 +40,35 @@ def resolve_model_path(name_or_path: str | os.PathLike) -> Path:
     return p
 
 
+def member_normalization(base: Normalization, overrides: dict | None) -> Normalization | None:
+    """The normalisation an ensemble member applies to text already normalised by ``base`` (None: none)."""
+    return Normalization.from_dict({**base.to_dict(), **overrides}) if overrides else None
+
+
+def _fasttext_positive(model, lines: list[str]) -> np.ndarray:
+    labels, probs = model.predict(lines, k=-1, threshold=0.0)
+    out = np.empty(len(lines), dtype=np.float64)
+    for i, (lab, pr) in enumerate(zip(labels, probs)):
+        p = 0.0
+        for lb, v in zip(lab, pr):
+            if lb == POSITIVE_LABEL:
+                p = float(v)
+                break
+        out[i] = p
+    return np.clip(out, 0.0, 1.0)
+
+
 class QualityModel:
-    """A binary fastText classifier; ``score`` returns P(label == 1), higher = better."""
+    """A binary fastText classifier; ``score`` returns P(label == 1), higher = better.
+
+    An *ensemble* (card key ``ensemble``, recipe key ``ensemble``) is several fastText models trained on the same
+    examples, each seeing the text with its own normalisation applied on top of the model's ``normalization``
+    (e.g. digits kept or mapped to 0, punctuation split or not); the score is their mean probability. ``path`` is
+    the first member; the others lie beside it (``<name>.m1.ftz``, ...)."""
 
     def __init__(self, path: str | os.PathLike, *, name: str | None = None,
-                 normalization: Normalization | None = None):
+                 normalization: Normalization | None = None,
+                 members: list[tuple[str | os.PathLike, dict | None]] | None = None):
         self.path = Path(path)
         self.name = name or self.path.stem
         card_path = self.path.with_name(self.path.stem + ".card.json")
@@ -55,26 +79,28 @@ class QualityModel:
         if normalization is None:
             normalization = Normalization.from_dict(self.card.get("normalization"))
         self.normalization = normalization
-        self._ft = _import_fasttext().load_model(str(self.path))
-        labels = self._ft.get_labels()
-        if POSITIVE_LABEL not in labels:
-            raise ValueError(f"{self.path}: not a binary quality model (labels {labels}, need {POSITIVE_LABEL})")
+        if members is None:  # from the card: [(file beside path, normalisation on top of the model's)]
+            members = [(self.path.with_name(m["model_file"]), m.get("normalization"))
+                       for m in self.card.get("ensemble") or []] or [(self.path, None)]
+        ft = _import_fasttext()
+        self._members = []  # (fastText model, Normalization applied to the normalised text, or None)
+        for mpath, mnorm in members:
+            model = ft.load_model(str(mpath))
+            labels = model.get_labels()
+            if POSITIVE_LABEL not in labels:
+                raise ValueError(f"{mpath}: not a binary quality model (labels {labels}, need {POSITIVE_LABEL})")
+            self._members.append((model, member_normalization(normalization, mnorm)))
+        self._ft = self._members[0][0]
         self.threshold = float(self.card.get("threshold", 0.5))
 
     def __repr__(self) -> str:
         return f"QualityModel(name={self.name!r}, path={str(self.path)!r})"
 
     def _positive_probs(self, lines: list[str]) -> np.ndarray:
-        labels, probs = self._ft.predict(lines, k=-1, threshold=0.0)
-        out = np.empty(len(lines), dtype=np.float64)
-        for i, (lab, pr) in enumerate(zip(labels, probs)):
-            p = 0.0
-            for lb, v in zip(lab, pr):
-                if lb == POSITIVE_LABEL:
-                    p = float(v)
-                    break
-            out[i] = p
-        return np.clip(out, 0.0, 1.0)
+        out = np.zeros(len(lines), dtype=np.float64)
+        for model, mnorm in self._members:
+            out += _fasttext_positive(model, [normalize(t, mnorm) for t in lines] if mnorm else lines)
+        return out / len(self._members)
 
     def score(self, texts: list[str]) -> np.ndarray:
         """One float in [0, 1] per text (higher = better). Non-string texts are scored as the empty

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from assay.classifiers import metrics as M
 from assay.classifiers.calibrate import build_table, percentile
@@ -71,6 +71,24 @@ class NormSpec(BaseModel):
     structure: bool = False
 
 
+class EnsembleMember(BaseModel):
+    """One more fastText model on the same examples: its text is the recipe-normalised text normalised again with
+    these overrides (keys of ``normalization``), e.g. ``{digits: "0"}`` or ``{split_punct: true}``."""
+    model_config = ConfigDict(extra="forbid")
+    normalization: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("normalization")
+    @classmethod
+    def _known_keys(cls, d: dict) -> dict:
+        unknown = set(d) - set(NormSpec.model_fields)
+        if unknown:
+            raise ValueError(f"ensemble member normalisation: unknown keys {sorted(unknown)}")
+        return d
+
+    def overrides(self) -> dict:
+        return dict(self.normalization)
+
+
 class Recipe(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
@@ -88,7 +106,10 @@ class Recipe(BaseModel):
     threshold: float | Literal["best_f1"] = 0.5
     fasttext: FastTextParams = Field(default_factory=FastTextParams)
     quantize: QuantizeParams | None = Field(default_factory=QuantizeParams)
-    max_model_bytes: int = 3_000_000
+    max_model_bytes: int = 3_000_000  # all members of an ensemble together
+    # empty: one model; else one fastText model per member (same examples, the member's normalisation on top of
+    # ``normalization``), scored as their mean probability (assay.classifiers.model.QualityModel)
+    ensemble: list[EnsembleMember] = Field(default_factory=list)
 
 
 def load_recipe(path: str | os.PathLike, overrides: dict[str, Any] | None = None) -> Recipe:
@@ -128,7 +149,7 @@ def _fmt(x) -> str:
 def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.PathLike | None = None,
           config_path: str | None = None, command: str | None = None, verbose: bool = True) -> dict:
     """Train the recipe's model into ``out_dir``; returns the model card (dict)."""
-    from assay.classifiers.model import QualityModel, _import_fasttext  # noqa: PLC0415
+    from assay.classifiers.model import QualityModel, _import_fasttext, member_normalization  # noqa: PLC0415
 
     ft = _import_fasttext()
     t0 = time.time()
@@ -157,28 +178,43 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
     if len(train_bal) < 50:
         raise ValueError(f"too little training data ({len(train_bal)} examples after balancing)")
 
-    # 2. fastText
+    # 2. fastText (one model, or one per ensemble member: the same balanced examples, re-normalised)
+    members = [m.overrides() for m in recipe.ensemble] or [None]
+    member_files: list[dict] = []
+    full_bytes = model_bytes = 0
     with tempfile.TemporaryDirectory(prefix=f"clf_{recipe.name}_") as tmp:
-        train_file = Path(tmp) / "train.txt"
-        _write_fasttext_file(train_file, [(e.label, e.text) for e in train_bal])
         params = recipe.fasttext.model_dump()
         log(f"fastText {params}")
-        full_path = Path(tmp) / "full.bin"
-        params, nan_retries = _train_isolated(train_file, params, full_path, log)
-        model = ft.load_model(str(full_path))
-        full_bytes = full_path.stat().st_size
-        if recipe.quantize is not None:
-            q = recipe.quantize
-            model.quantize(input=str(train_file) if q.retrain else None, qnorm=q.qnorm, retrain=q.retrain,
-                           cutoff=q.cutoff, dsub=q.dsub, thread=params["thread"], verbose=0)
-            model_path = out / f"{recipe.name}.ftz"
-        else:
-            model_path = out / f"{recipe.name}.bin"
-        model.save_model(str(model_path))
-    model_bytes = model_path.stat().st_size
-    log(f"model {model_path} {model_bytes} bytes (unquantised {full_bytes})")
+        nan_retries: list[float] = []
+        for k, over in enumerate(members):
+            mnorm = member_normalization(norm, over)
+            train_file = Path(tmp) / f"train{k}.txt"
+            _write_fasttext_file(train_file, [(e.label, normalize(e.text, mnorm) if mnorm else e.text) for e in train_bal])
+            full_path = Path(tmp) / f"full{k}.bin"
+            params_k, retries = _train_isolated(train_file, params, full_path, log)
+            nan_retries += retries
+            if k == 0:
+                params = params_k
+            model = ft.load_model(str(full_path))
+            full_bytes += full_path.stat().st_size
+            suffix = "" if k == 0 else f".m{k}"
+            if recipe.quantize is not None:
+                q = recipe.quantize
+                model.quantize(input=str(train_file) if q.retrain else None, qnorm=q.qnorm, retrain=q.retrain,
+                               cutoff=q.cutoff, dsub=q.dsub, thread=params["thread"], verbose=0)
+                mpath = out / f"{recipe.name}{suffix}.ftz"
+            else:
+                mpath = out / f"{recipe.name}{suffix}.bin"
+            model.save_model(str(mpath))
+            model_bytes += mpath.stat().st_size
+            member_files.append({"model_file": mpath.name, "model_sha256": hashlib.sha256(mpath.read_bytes()).hexdigest(),
+                                 "normalization": over, "fasttext": params_k})
+            if k == 0:
+                model_path = mpath
+    log(f"model {model_path} ({len(members)} member(s)) {model_bytes} bytes (unquantised {full_bytes})")
 
-    qm = QualityModel(model_path, name=recipe.name, normalization=norm)
+    qm = QualityModel(model_path, name=recipe.name, normalization=norm,
+                      members=[(out / m["model_file"], m["normalization"]) for m in member_files])
 
     # 3. evaluation on the held-out split (+ extra eval sets)
     y_test = np.array([e.label for e in test_ex], dtype=np.int8)
@@ -252,6 +288,7 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
         "label_source": recipe.label_source,
         "model_file": model_path.name,
         "model_sha256": hashlib.sha256(model_path.read_bytes()).hexdigest(),
+        **({"ensemble": member_files} if recipe.ensemble else {}),
         "calibration_file": calib_path.name,
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "reproduce": {"command": command, "config": _rel(Path(config_path)) if config_path else None,
@@ -368,6 +405,10 @@ def card_markdown(card: dict) -> str:
         card.get("description", ""), "",
         f"- label source: **{card['label_source']}**",
         f"- file: `{card['model_file']}` ({card['sizes']['model_bytes']:,} bytes, sha256 `{card['model_sha256'][:16]}…`)",
+        *([f"- ensemble: mean probability of {len(card['ensemble'])} fastText models on the same examples, each with its"
+           " normalisation applied on top of the common one (line `normalisation` below): "
+           + "; ".join(f"`{m['model_file']}` `{json.dumps(m['normalization'])}`" for m in card["ensemble"])]
+          if card.get("ensemble") else []),
         f"- calibration table: `{card['calibration_file']}` ({card['calibration']['n_docs']} reference docs,"
         f" {card['calibration']['n_tokens']:,.0f} tokens)",
         f"- normalisation: `{json.dumps(card['normalization'])}`",

@@ -14,6 +14,18 @@ spam in every language). Lists for languages written without spaces (zh, ja, ko,
 substrings and counted per character. The LDNOOBW lists ship in ``stages/web/data/ldnoobw`` (CC BY 4.0,
 Shutterstock, https://github.com/LDNOOBW/List-of-Dirty-Naughty-Obscene-and-Otherwise-Bad-Words).
 
+**Native script** (``roman_key``): some lists are written in Latin letters for a language whose text is not:
+the Hindi list entirely (``chut``, ``randi``), half of the Russian one; and the English list, whose porn
+words reach every language as loanwords written in the native script (Hindi ``सेक्सी``, Bengali
+``হার্ডকোর``). A word of the text in an Indic script (Devanagari, Bengali, Gurmukhi, Gujarati, Oriya,
+Tamil, Telugu, Kannada, Malayalam) is therefore also romanised (``indic-transliteration``, OPTITRANS, with
+Hindi inherent-vowel deletion: a final schwa, and one between VC and CV, is not pronounced) and reduced to
+a loose phonetic key (``x``=``ks``, ``c``=``k``, ``w``=``v``, long vowels = short ones, aspiration and
+doubled letters dropped); it counts when that key is the key of a Latin entry of the English list or of
+the language's own list. Keys shorter than ``ROMAN_KEY_MIN`` letters never count (short keys collide
+with ordinary words across languages). Cyrillic text matches the Russian list's Cyrillic entries
+directly; its romanised entries are left to Latin-script (translit) Russian text.
+
 Signals written (never drops a document):
 
 * ``UrlSafety``: ``safety__url_blocked`` (bool, None without URL), ``safety__url_reason``
@@ -32,12 +44,15 @@ from pathlib import Path
 from typing import Iterable
 from urllib.parse import urlsplit
 
+import regex
+
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
 LDNOOBW_DIR = Path(__file__).resolve().parent / "data" / "ldnoobw"
 NO_SPACE_LANGS = frozenset({"zh", "ja", "ko", "th", "wuu", "yue", "lo", "km", "my"})
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
+# words with their combining marks (the stdlib ``\w`` splits Devanagari words at every vowel sign)
+_WORD_RE = regex.compile(r"\w+")
 _URL_SPLIT = re.compile(r"[^a-zA-Z0-9]+")
 # LDNOOBW entries that are clinical/anatomical terms or ordinary words of other languages (Spanish
 # "negro" = black, "del"); counted as adult words they flag health pages and Spanish prose
@@ -47,6 +62,10 @@ NEUTRAL_TERMS = frozenset({"sexual", "sexually", "sexuality", "penis", "vagina",
                            "xx"})
 # lid.176 codes -> LDNOOBW file names where they differ
 _LIST_ALIASES = {"nb": "no", "nn": "no", "tl": "fil"}
+# Unicode script name (first word of a letter's name) -> indic-transliteration scheme
+INDIC_SCRIPTS = {"DEVANAGARI": "devanagari", "BENGALI": "bengali", "GURMUKHI": "gurmukhi", "GUJARATI": "gujarati",
+                 "ORIYA": "oriya", "TAMIL": "tamil", "TELUGU": "telugu", "KANNADA": "kannada", "MALAYALAM": "malayalam"}
+ROMAN_KEY_MIN = 4
 
 
 # ---------------------------------------------------------------------------------------------
@@ -82,6 +101,90 @@ def load_wordlist(lang: str, directory: str | None = None) -> tuple[frozenset, f
     return frozenset(words), frozenset(phrases), tuple(sorted(set(subs), key=len, reverse=True))
 
 
+_KEY_SUBS = (("x", "ks"), ("ph", "f"), ("ck", "k"), ("q", "k"), ("ow", "o"), ("w", "v"), ("z", "j"),
+             ("ee", "i"), ("oo", "u"), ("y", "i"))
+
+
+def roman_key(word: str) -> str:
+    """Loose phonetic key of a word in Latin letters, so that informal romanisations, English spellings
+    and the romanisation of native-script words meet: ``sexy`` / ``सेक्सी`` -> ``seksi``, ``gaand`` / ``गांड``
+    -> ``gand``, ``madarchod`` / ``मादरचोद`` -> ``madarchod``. Aspiration (``h`` after a consonant) and
+    ``sh`` stay: merging them made ordinary Hindi and Bengali words (``गंध`` smell, ``सिटी`` city) keys of
+    list words on the HPLT train/dev rows."""
+    s = re.sub(r"[^a-z]", "", unicodedata.normalize("NFKD", word).lower())
+    s = s.replace("chh", "C")  # one sound (Hindi छ), apart from ch (च); doubled letters below must not merge them
+    for a, b in _KEY_SUBS:
+        s = s.replace(a, b)
+    s = re.sub(r"c(?!h)", "k", s)
+    return re.sub(r"(.)\1+", r"\1", s)  # doubled letters, long vowels written twice
+
+
+def _schwa_deleted(word: str, script: str) -> str:
+    """The Indic-script ``word`` with a virama after each consonant whose inherent vowel is not pronounced
+    (Hindi rule, Ohala 1983: the word-final one, and one in the context V C _ C V, scanning from the
+    right; a consonant cluster before C counts as VC), so that the romanisation drops it as speakers and
+    informal spellings do."""
+    units: list[list] = []  # [consonant index or None, vowel: "a" inherent / "v" written / "" virama, nasal]
+    for i, ch in enumerate(word):
+        name = unicodedata.name(ch, "")
+        if not name.startswith(script + " "):  # another script's letter inside the word ends the syllable run
+            units.append([None, "v", False])
+        elif " LETTER " in name:
+            vowel_letter = unicodedata.category(ch) == "Lo" and re.search(r" LETTER (A|AA|I|II|U|UU|E|EE|AI|O|OO|AU|"
+                                                                          r"VOCALIC \w+|CANDRA \w+|SHORT \w+)$", name)
+            units.append([None, "v", False] if vowel_letter else [i, "a", False])
+        elif units and "VOWEL SIGN" in name:
+            units[-1][1] = "v"
+        elif units and "VIRAMA" in name:
+            units[-1][1] = ""
+        elif units and ("ANUSVARA" in name or "CANDRABINDU" in name or "VISARGA" in name):
+            units[-1][2] = True
+    drop = set()
+    for k in range(len(units) - 1, 0, -1):
+        c, v, nasal = units[k]
+        if c is None or v != "a" or nasal:
+            continue
+        if k == len(units) - 1:
+            drop.add(c)
+        elif (any(u[1] for u in units[:k]) and units[k + 1][0] is not None
+              and units[k + 1][1] and units[k + 1][0] not in drop and units[k - 1][0] not in drop):
+            drop.add(c)
+    if not drop:
+        return word
+    out = []
+    for i, ch in enumerate(word):
+        out.append(ch)
+        if i in drop:
+            j = i + 1
+            while j < len(word) and "NUKTA" in unicodedata.name(word[j], ""):
+                out.append(word[j])
+                j += 1
+            out.append(unicodedata.lookup(f"{script} SIGN VIRAMA"))
+    return "".join(out)
+
+
+@lru_cache(maxsize=200_000)
+def native_roman_key(token: str) -> str:
+    """``roman_key`` of a word written in an Indic script (see the module docstring); "" for other words."""
+    uname = unicodedata.name(token[0], " ").split()[0] if token else ""
+    scheme = INDIC_SCRIPTS.get(uname)
+    if scheme is None:
+        return ""
+    from indic_transliteration import sanscript  # noqa: PLC0415
+
+    rom = sanscript.transliterate(_schwa_deleted(token, uname), scheme, sanscript.OPTITRANS)
+    # anusvara/candrabindu as n, candra o as o, OPTITRANS Ch (छ) as the informal chh
+    rom = rom.replace("M", "n").replace(".N", "n").replace("oa", "o").replace("Ch", "chh")
+    return roman_key(rom)
+
+
+@lru_cache(maxsize=64)
+def roman_keys(lang: str, directory: str | None = None) -> frozenset:
+    """Keys (``roman_key``, at least ``ROMAN_KEY_MIN`` letters) of the single-word Latin entries of a list."""
+    words, _, _ = load_wordlist(lang, directory)
+    return frozenset(k for w in words if w.isascii() and len(k := roman_key(w)) >= ROMAN_KEY_MIN)
+
+
 @lru_cache(maxsize=64)
 def _substring_re(subs: tuple) -> re.Pattern | None:
     return re.compile("|".join(re.escape(s) for s in subs)) if subs else None
@@ -96,9 +199,10 @@ def _phrases_by_first(phrases: frozenset) -> dict[str, tuple]:
 
 
 def adult_word_count(text: str, lang: str | None, *, directory: str | None = None,
-                     max_chars: int = 50_000) -> tuple[int, int]:
+                     max_chars: int = 50_000, native_script: bool = True) -> tuple[int, int]:
     """(bad words found, words in the text) for the LDNOOBW lists of ``lang`` and English.
-    In no-space scripts a "word" is a character and a hit counts its characters."""
+    In no-space scripts a "word" is a character and a hit counts its characters. ``native_script``: also
+    match Indic-script words against the romanised entries (``native_roman_key``)."""
     t = _norm(text[:max_chars]) if isinstance(text, str) else ""
     toks = _WORD_RE.findall(t)
     lists = [load_wordlist("en", directory)]
@@ -114,6 +218,11 @@ def adult_word_count(text: str, lang: str | None, *, directory: str | None = Non
                 n = len(ph)
                 if tuple(toks[i:i + n]) == ph:
                     flags[i:i + n] = [True] * n
+    if native_script:
+        keys = roman_keys("en", directory) | (roman_keys(lang, directory) if lang and lang != "en" else frozenset())
+        for i, w in enumerate(toks):
+            if not flags[i] and not w.isascii() and native_roman_key(w) in keys:
+                flags[i] = True
     hits = sum(flags)
     n_words = len(toks)
     for _, _, subs in lists:
@@ -127,9 +236,10 @@ def adult_word_count(text: str, lang: str | None, *, directory: str | None = Non
     return hits, n_words
 
 
-def adult_word_share(text: str, lang: str | None, *, directory: str | None = None) -> float:
+def adult_word_share(text: str, lang: str | None, *, directory: str | None = None,
+                     native_script: bool = True) -> float:
     """Share of the text's words that are LDNOOBW bad words (its language's list and English)."""
-    hits, n = adult_word_count(text, lang, directory=directory)
+    hits, n = adult_word_count(text, lang, directory=directory, native_script=native_script)
     return hits / n if n else 0.0
 
 

@@ -144,3 +144,37 @@ quantize: null
     assert card["metrics"]["holdout"]["roc_auc"] > 0.7
     assert card["metrics"]["eval_sets"]["en_test"]["roc_auc"] > 0.7
     assert card["data"][0]["files"][0]["sha256"]
+
+
+def test_ensemble_recipe_trains_one_model_per_member_and_scores_their_mean(tiny_recipe, tmp_path):
+    """``ensemble``: one fastText model per member on the same examples, each with its normalisation on top of the
+    recipe's; the card lists every file with its sha256, and the loaded model's score is the members' mean."""
+    import hashlib
+
+    import assay.classifiers
+    from assay.classifiers.model import QualityModel
+    from assay.classifiers.text import Normalization
+    from assay.classifiers.train import load_recipe, train
+
+    cfg = tmp_path / "ens.yaml"
+    cfg.write_text(tiny_recipe.read_text().replace("name: tiny", "name: ens") +
+                   "normalization: {digits: null, split_punct: false}\n"
+                   "ensemble:\n  - {normalization: {digits: '0', split_punct: true}}\n  - {normalization: {}}\n")
+    card = train(load_recipe(cfg), tmp_path / "out", verbose=False)
+    out = tmp_path / "out"
+    assert [m["model_file"] for m in card["ensemble"]] == ["ens.ftz", "ens.m1.ftz"]
+    for m in card["ensemble"]:
+        assert hashlib.sha256((out / m["model_file"]).read_bytes()).hexdigest() == m["model_sha256"]
+    assert card["ensemble"][0]["normalization"] == {"digits": "0", "split_punct": True}
+    assert card["metrics"]["holdout"]["roc_auc"] > 0.95
+    texts = ["The assignment statement evaluates the expression list, from left to right (see 7.2).",
+             "def _helper(self, x):\n    return self._cache.get(x, [1, 2])\n"]
+    ens = assay.classifiers.load(str(out / "ens.ftz"), cache=False)
+    base = Normalization(digits=None, split_punct=False)
+    first = QualityModel(out / "ens.ftz", normalization=base, members=[(out / "ens.ftz", card["ensemble"][0]["normalization"])])
+    second = QualityModel(out / "ens.ftz", normalization=base, members=[(out / "ens.m1.ftz", None)])
+    a, b = first.score(texts), second.score(texts)
+    assert not np.allclose(a, b)  # two different models ...
+    assert np.allclose(ens.score(texts), (a + b) / 2)  # ... and the ensemble is their mean
+    with pytest.raises(ValueError, match="unknown keys"):
+        load_recipe(_write(tmp_path / "bad_ens.yaml", "name: x\nensemble:\n  - {normalization: {nope: 1}}\n"))
