@@ -133,10 +133,11 @@ def bench_gold_split(split: str, exs: dict, repeats: int, corpora=GOLD_CORPORA):
         pages = gold_split(corpus, split)
         if not pages:
             continue
-        f1 = {}
+        f1, prec, rec = {}, {}, {}
         for k, fn in exs.items():
             fresh_trafilatura()
-            f1[k] = [token_prf(fn(p.html), p.gold)[2] for p in pages]
+            prf = [token_prf(fn(p.html), p.gold) for p in pages]
+            prec[k], rec[k], f1[k] = ([x[i] for x in prf] for i in range(3))
         htmls = [p.html for p in pages]
         for fn in exs.values():
             fn(htmls[0])  # warm-up
@@ -150,13 +151,15 @@ def bench_gold_split(split: str, exs: dict, repeats: int, corpora=GOLD_CORPORA):
         for k in exs:
             bad = sum(1 for a, t in zip(f1[k], f1["trafilatura"]) if t > 0.9 and a < 0.5)
             rows.append([f"{corpus} (n={len(pages)}, sites={len({p.group for p in pages})})", k,
+                         f"{statistics.mean(prec[k]):.4f}", f"{statistics.mean(rec[k]):.4f}",
                          f"{statistics.mean(f1[k]):.4f}", f"{statistics.median(f1[k]):.4f}", bad, pps[k],
                          ratio[k]])
         summary[corpus] = {k: {"f1_mean": statistics.mean(f1[k]), "f1_median": statistics.median(f1[k]),
-                               "bad": rows[-len(exs) + i][4], "pps": pps[k], "ratio": ratio[k]}
+                               "precision_mean": statistics.mean(prec[k]), "recall_mean": statistics.mean(rec[k]),
+                               "bad": rows[-len(exs) + i][6], "pps": pps[k], "ratio": ratio[k]}
                            for i, k in enumerate(exs)}
         per_page[corpus] = [(p.name, {k: f1[k][i] for k in exs}) for i, p in enumerate(pages)]
-    print(_table(["corpus", "extractor", "F1 mean", "F1 median", "<0.5 where traf>0.9", "pages/CPU-s",
+    print(_table(["corpus", "extractor", "P mean", "R mean", "F1 mean", "F1 median", "<0.5 where traf>0.9", "pages/CPU-s",
                   "speed vs traf"], rows))
     return summary, per_page
 

@@ -1001,6 +1001,31 @@ def _is_stamp_line(line: str) -> bool:
     return stamp
 
 
+# a photo caption outside any caption markup, told by the credit that closes it: "... in Iwaki, Fukushima
+# prefecture Monday, Oct. 23, 2017. (Kyodo News via AP)", "[Featured Image by Justin Sullivan/Getty Images]",
+# "Climbers are packing big rubbish bags ... Photo: Getty", "... | Foto: Reuters". A parenthesis that only
+# credits a source in the text ("told Reuters.", "(via NeoGAF).") or a wire story's "(Reporting by ...;
+# Editing by ...)" is no credit. Train+dev (all three corpora): 9 pages better on 8 sites, none worse.
+_CREDIT_WORDS = (r"(?:AP Photo|Photo|photo|Image|image|Picture|Getty|Shutterstock|Reuters|AFP|EPA|Credit|credit|"
+                 r"Courtesy|courtesy|iStock|Alamy|via AP)")
+_CREDIT_PAREN_RE = re.compile(r"[(\[](?![^()\[\]]*(?:[Rr]eporting|[Ee]diting|[Ww]riting|[Aa]dditional))"
+                              r"[^()\[\]]{0,80}?" + _CREDIT_WORDS + r"[^()\[\]]{0,80}[)\]]\W*")
+_CREDIT_LABEL_RE = re.compile(r"(?:[|•]\s*|\.\s+)(?:Photo|Image|Picture|Foto|Bild|Credit|Photograph)s?"
+                              r"(?: credit)?:\s*[^.!?:|]{2,60}\W*$")
+_CREDIT_LINE_MAX = 400
+
+
+def _is_credited_caption(key: str) -> bool:
+    """``key`` (a stripped line of at most ``_CREDIT_LINE_MAX`` characters) ends with a photo credit."""
+    if _PH_OPEN in key:
+        return False
+    end = key.rstrip(" .")
+    if end[-1:] in ")]":
+        i = max(end.rfind("("), end.rfind("["))
+        return i >= 0 and _CREDIT_PAREN_RE.fullmatch(end, i) is not None
+    return ":" in key[-80:] and _CREDIT_LABEL_RE.search(key, max(0, len(key) - 80)) is not None
+
+
 def _restore(text: str, rw: _Rewriter) -> str:
     def sub(m: re.Match) -> str:
         i = int(m.group(1))
@@ -1027,6 +1052,8 @@ def _restore(text: str, rw: _Rewriter) -> str:
     for line in text.split("\n"):
         key = line.strip()
         n = len(key)
+        if 30 <= n <= _CREDIT_LINE_MAX and (key[-1] in ")]." or ":" in key) and _is_credited_caption(key):
+            continue
         if n <= 200 and _PH_OPEN not in key:
             if n <= 40 and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
                             or not key[:1].isalpha() and _COUNTER_LINE_RE.match(key)

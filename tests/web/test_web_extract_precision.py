@@ -354,3 +354,50 @@ def test_author_box_after_story_dropped_and_profiles_kept():
     profile = bio + "\n\n" + "She joined in 2010 and has since written about every major storm to hit the coast."
     assert "staff writer" in _cut_teaser_tail(f"{story}\n\n{profile}")
     assert "staff writer" in _cut_teaser_tail(f"{bio}\n\n{story}")
+
+
+# -- photo captions told by their closing credit ------------------------------------------------------
+def test_credited_caption_dropped_and_source_attributions_kept():
+    from assay.stages.web.extract import _is_credited_caption
+
+    captions = [
+        "A man walks in a strong wind caused by a powerful typhoon in Iwaki, Fukushima prefecture Monday, "
+        "Oct. 23, 2017. (Kyodo News via AP)",
+        "[Featured Image by Justin Sullivan/Getty Images]",
+        "Climbers are packing big rubbish bags that can be filled and taken away by helicopter. Photo: Getty",
+        "Declan Rice po vítězství na Aston Ville. | Foto: Reuters",
+        "The governor speaks to reporters in Montgomery on Friday. (AP Photo/Brynn Anderson, File).",
+    ]
+    kept = [
+        # the text citing a source, a wire story's credits line, a plain parenthesis, a label inside prose
+        "Four of them are in serious condition, health authorities told AFP.",
+        "The source, who said he had spoken to people inside the compound, told Reuters.",
+        '"We would have to revisit performance and how to get on that platform," he told Express (via NeoGAF).',
+        "(Reporting by Jane Doe in London; Additional reporting by Reuters staff; Editing by John Roe)",
+        "The company posted a profit of $3 billion in the quarter (up from $2 billion a year earlier).",
+        "Analysts said the company's image had improved in the year: its shares rose 4% on Friday, to $31.",
+    ]
+    assert all(_is_credited_caption(c) for c in captions)
+    assert not any(_is_credited_caption(k) for k in kept)
+    html = ("<html><body><article><h1>Title</h1>" + STORY + "".join(f"<p>{x}</p>" for x in captions + kept)
+            + STORY.replace("Paragraph", "Section") + "</article></body></html>")
+    text = extract_html(html)
+    assert "Paragraph 7 of the story" in text and "Section 7 of the story" in text
+    assert not any(c.split(".")[0][:40] in text for c in captions)
+    assert all(k[:40] in text for k in kept)
+
+
+@pytest.mark.parametrize("name,caption", [
+    ("typhoon_6", "(Kyodo News via AP)"),  # accuweather.com, dev
+    ("expedition_10", "Photo: Getty"),  # thenewdaily.com.au, train
+    ("syrian_7", "(Photo by Amjad Ghsoun)"),  # jordantimes.com, dev
+])
+def test_credited_caption_real_page(shared_data, name, caption):
+    page = _page(name, "ir_chaos", shared_data)
+    assert page.split in ("train", "dev"), "tests use tuning pages only"
+    from assay.stages.web.extract import _extract_raw
+
+    assert caption in _extract_raw(page.html, True)[0] and caption not in page.gold
+    text = extract_html(page.html)
+    assert caption not in text
+    assert _f1(page, text) > 0.8
