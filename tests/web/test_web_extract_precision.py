@@ -375,6 +375,8 @@ def test_credited_caption_dropped_and_source_attributions_kept():
         '"We would have to revisit performance and how to get on that platform," he told Express (via NeoGAF).',
         "(Reporting by Jane Doe in London; Additional reporting by Reuters staff; Editing by John Roe)",
         "The company posted a profit of $3 billion in the quarter (up from $2 billion a year earlier).",
+        "Click the Settings button in the upper right corner of the window (see the image below).",
+        "The telescope took this picture in 2004 (the photo is on the agency's website).",
         "Analysts said the company's image had improved in the year: its shares rose 4% on Friday, to $31.",
     ]
     assert all(_is_credited_caption(c) for c in captions)
