@@ -1014,6 +1014,7 @@ _CREDIT_PAREN_RE = re.compile(r"[(\[](?![^()\[\]]*(?:[Rr]eporting|[Ee]diting|[Ww
 _CREDIT_LABEL_RE = re.compile(r"(?:[|•]\s*|\.\s+)(?:Photo|Image|Picture|Foto|Bild|Credit|Photograph)s?"
                               r"(?: credit)?:\s*[^.!?:|]{2,60}\W*$")
 _CREDIT_LINE_MAX = 400
+_CREDIT_ENDS = (").", "].")
 
 
 def _is_credited_caption(key: str) -> bool:
@@ -1053,7 +1054,8 @@ def _restore(text: str, rw: _Rewriter) -> str:
     for line in text.split("\n"):
         key = line.strip()
         n = len(key)
-        if 30 <= n <= _CREDIT_LINE_MAX and (key[-1] in ")]." or ":" in key) and _is_credited_caption(key):
+        if 30 <= n <= _CREDIT_LINE_MAX and (key[-1] in ")]" or key[-2:] in _CREDIT_ENDS or ":" in key[-80:]) \
+                and _is_credited_caption(key):
             continue
         if n <= 200 and _PH_OPEN not in key:
             if n <= 40 and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
