@@ -403,3 +403,40 @@ def test_credited_caption_real_page(shared_data, name, caption):
     text = extract_html(page.html)
     assert caption not in text
     assert _f1(page, text) > 0.8
+
+
+# -- calls to action above the story's end ------------------------------------------------------------
+def test_reader_addressed_call_to_action_above_story_end_dropped_topic_heading_kept():
+    story = "\n\n".join(f"Paragraph {i} of the story explains one more part of the events in some detail, with "
+                        f"quotes and numbers that the reader needs to follow the argument." for i in range(12))
+    text = (f"Title of the story\n\nSign Up for the MACH newsletter\n\nWhy newsletters still matter\n\n{story}\n\n"
+            "A link has been posted to your Facebook feed.\n\nMore paragraphs follow here.\n\n" + story)
+    out = _cut_teaser_tail(text)
+    assert "Sign Up for the MACH newsletter" not in out and "A link has been posted" not in out
+    # a subheading naming the topic does not address the reader; prose mentioning newsletters stays too
+    assert "Why newsletters still matter" in out and "Paragraph 11 of the story" in out
+    prose = ("Our reporters asked readers whether they would sign up for a paid newsletter, and most of them "
+             "said they would not pay for one.")
+    assert prose in _cut_teaser_tail(f"{prose}\n\n{story}")
+
+
+@pytest.mark.parametrize("name,line", [
+    ("elon,musk_1", "Sign Up for the MACH newsletter"),  # nbcnews.com, train
+    ("hugh_4", "A link has been posted to your Facebook feed."),  # usatoday.com, train
+])
+def test_call_to_action_above_story_end_real_page(shared_data, name, line):
+    from resiliparse.extract.html2text import extract_plain_text
+
+    from assay.stages.web.extract import _is_prose, _story_end
+
+    page = _page(name, "ir_chaos", shared_data)
+    assert page.split in ("train", "dev"), "tests use tuning pages only"
+    assert line not in page.gold
+    # in resiliparse's main-content text the line sits above the story's end, where only this rule reaches it
+    base = extract_plain_text(page.html, main_content=True, list_bullets=True, preserve_formatting=True).split("\n")
+    at = next(i for i, ln in enumerate(base) if line in ln)
+    prose = [len(ln) if _is_prose(ln) else 0 for ln in base]
+    assert at < _story_end(prose, sum(prose))
+    text = extract_html(page.html)
+    assert line not in text
+    assert _f1(page, text) > 0.8
