@@ -1,6 +1,7 @@
 """Web benchmark: assay extraction vs trafilatura (FineWeb settings), plus language ID accuracy.
 
     .venv/bin/python benchmarks/bench_web.py [--split test] [--repeats 3] [--udhr-limit 0] [--quick]
+        [--paired-rev REV]
 
 Main table (``--split``, default ``test``; grouped by site with benchmarks/splits.py, see
 ``_web_data.site_group``): per gold corpus (ir_chaos, scrapinghub, readability), in one run, the
@@ -195,6 +196,41 @@ def bench_gold_split(split: str, exs: dict, repeats: int, corpora=GOLD_CORPORA):
     return summary, per_page
 
 
+def bench_paired_speed(split: str, rev: str, repeats: int, corpora=GOLD_CORPORA) -> dict:
+    """CPU of this tree's ``extract_html`` over the extractor at git revision ``rev``, paired per page: each
+    page is extracted by both, the order alternating page by page and between repeats, so that load changes on a shared
+    machine hit both alike (finer than the per-pass ratios of the main table). Returns {corpus: ratio}."""
+    base = _load_baseline(rev)
+    if base is None:
+        return {}
+    rows, out = [], {}
+    for corpus in corpora:
+        htmls = [p.html for p in gold_split(corpus, split)]
+        if not htmls:
+            continue
+        new_t = base_t = 0.0
+        for h in htmls[:3]:
+            extract_html(h)
+            base(h)
+        for r in range(repeats):
+            for i, h in enumerate(htmls):
+                # the second extraction of a page runs warm (its bytes in the CPU caches): who goes first
+                # alternates page by page and between repeats
+                for fn in ((extract_html, base) if (r + i) % 2 == 0 else (base, extract_html)):
+                    t0 = time.process_time()
+                    fn(h)
+                    dt = time.process_time() - t0
+                    if fn is base:
+                        base_t += dt
+                    else:
+                        new_t += dt
+        out[corpus] = new_t / base_t
+        rows.append([corpus, len(htmls), new_t / repeats, base_t / repeats, new_t / base_t])
+    print(f"\n## CPU paired per page against assay@{rev} ({split} split, {repeats} repeats, order alternated)\n")
+    print(_table(["corpus", "pages", "CPU-s/pass (this tree)", f"CPU-s/pass (@{rev})", "ratio"], rows))
+    return out
+
+
 def bench_code_fidelity(pages):
     rows = []
     tot = {"assay": [0, 0], "trafilatura": [0, 0]}
@@ -332,6 +368,8 @@ def main() -> None:
                          "precision and speed work); '' to skip")
     ap.add_argument("--quick", action="store_true", help="main-text split table and code fidelity only")
     ap.add_argument("--pages", action="store_true", help="print per-page F1 of the split")
+    ap.add_argument("--paired-rev", default="",
+                    help="also measure CPU paired per page against the extractor at this git revision")
     args = ap.parse_args()
     root = shared_data_dir()
     t0 = time.time()
@@ -341,6 +379,8 @@ def main() -> None:
         for corpus, rows in per_page.items():
             for name, f in rows:
                 print(corpus, name, " ".join(f"{k}={v:.3f}" for k, v in f.items()))
+    if args.paired_rev:
+        bench_paired_speed(args.split, args.paired_rev, args.repeats)
     pages = html_pages(root)
     share_a, share_t = bench_code_fidelity(pages)
     if not args.quick:

@@ -1509,9 +1509,10 @@ _CTA_RE = re.compile(
     r"you (?:may|might) also like these))")
 _CTA_MAX_LINE = 800
 _CTA_SHORT_LINE = 120
-# above the story's end only a short non-prose line that addresses the reader goes ("Sign Up for the MACH
-# newsletter", "Get Data Sheet, Fortune's technology newsletter", "A link has been posted to your Facebook
-# feed."): a subheading such as "Why newsletters still matter" stays
+# above the story's end only a short non-prose line with a newsletter pitch or a share notice that addresses the
+# reader goes ("Sign Up for the MACH newsletter", "Get Data Sheet, Fortune's technology newsletter", "A link
+# has been posted to your Facebook feed."): a subheading such as "Why newsletters still matter" stays
+_CTA_HEAD_RE = re.compile(r"(?i:newsletter|a link has been posted to your)")
 _CTA_ADDRESS_RE = re.compile(r"(?i:\b(?:sign(?:ing)? up|subscribe|your?|our|added|join|get)\b)")
 # a literal of every ``_CTA_RE`` branch (lower case): pages holding none skip the line scan
 _CTA_KEYS = ("sign up", "signing up", "subscribe", "newsletter", "like us on", "follow us", "download", "we pay for",
@@ -1531,20 +1532,24 @@ def _drop_calls_to_action(lines: list[str], prose: list[int], total: int) -> lis
     """Drop lines (up to ``_CTA_MAX_LINE`` characters) holding a call to action or site notice
     (``_CTA_RE``) once the story has ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies
     above the line (``prose``: each line's length if it is prose, else 0); above that point only short
-    non-prose lines (``_CTA_SHORT_LINE``) that also address the reader (``_CTA_ADDRESS_RE``: newsletter boxes,
-    "A link has been posted to your Facebook feed."; train+dev: 5 ir_chaos pages better on 4 sites, none
+    non-prose lines (``_CTA_SHORT_LINE``) with a newsletter pitch or share notice (``_CTA_HEAD_RE``) that
+    address the reader (``_CTA_ADDRESS_RE``: "Sign Up for the MACH newsletter", "A link has been posted to
+    your Facebook feed."; train+dev: 5 ir_chaos pages better on 4 sites, none
     worse; one readability page worse, whose Readability.js reference keeps "SIGN UP FOR OUR NEWSLETTER").
     Lines are searched only when the text holds a literal of the regex (``_CTA_KEYS``): the regex is slow
     on a whole page. Returns ``lines`` itself when nothing goes."""
     if total < 300:
         return lines
     i = _story_end(prose, total)
-    low = "\n".join(lines).lower()
-    if not any(k in low for k in _CTA_KEYS):
-        return lines
-    drop = {j for j in range(len(lines)) if 0 < len(lines[j]) <= (_CTA_MAX_LINE if j >= i else _CTA_SHORT_LINE)
-            and _PH_OPEN not in lines[j] and _CTA_RE.search(lines[j])
-            and (j >= i or not prose[j] and _CTA_ADDRESS_RE.search(lines[j]))}
+    drop = set()
+    low = "\n".join(lines[i:]).lower()
+    if any(k in low for k in _CTA_KEYS):
+        drop = {j for j in range(i, len(lines)) if 0 < len(lines[j]) <= _CTA_MAX_LINE and _PH_OPEN not in lines[j]
+                and _CTA_RE.search(lines[j])}
+    low = "\n".join(lines[:i]).lower()
+    if "newsletter" in low or "posted to your" in low:
+        drop.update(j for j in range(i) if 0 < len(lines[j]) <= _CTA_SHORT_LINE and not prose[j]
+                    and _CTA_HEAD_RE.search(lines[j]) and _CTA_ADDRESS_RE.search(lines[j]))
     return [ln for j, ln in enumerate(lines) if j not in drop] if drop else lines
 
 
