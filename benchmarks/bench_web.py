@@ -8,8 +8,11 @@ Main table (``--split``, default ``test``; grouped by site with benchmarks/split
 extractors: ``assay`` (this tree), ``assay@<rev>`` (the extractor as of ``--baseline-rev``, read from git),
 ``assay+blocks``/``assay+tail`` (options of ``extract_html_detailed``, off by default), ``trafilatura``
 (favour_precision, the FineWeb setting) and ``resiliparse`` (plain ``extract_plain_text``,
-main_content=True): token F1 mean and median, pages below 0.5 where trafilatura scores above 0.9, and
-pages per CPU-second (median of repeats, interleaved) with the ratio to trafilatura.
+main_content=True): token precision, recall and F1 means, F1 median, pages below 0.5 where trafilatura
+scores above 0.9, and pages per CPU-second (median of repeats, interleaved) with the ratio to trafilatura;
+then per corpus the 95% interval of the F1-mean difference assay - trafilatura when whole sites are
+resampled (``site_bootstrap_ci``: how much the split's few dozen sites alone move it). ``--paired-rev REV``
+adds CPU paired per page against the extractor at git revision REV (``bench_paired_speed``).
 
 Measures, in one run, on ../shared/data:
 1. code fidelity: share of non-empty <pre> lines (every page in html/ that has <pre>) found verbatim,
