@@ -1252,11 +1252,10 @@ _SENTENCE_END_CHARS = frozenset(".!?。！？…\"”’)»:")
 def _is_prose(line: str) -> bool:
     """A sentence-like line: at least 10 words (or 40 CJK characters) and ending like a sentence."""
     s = line.strip()
-    if len(s) < 40 or _PH_OPEN in s:
+    # the cheap tests first: about half of all lines fail on their last character, before any scan
+    if len(s) < 40 or s[-1] not in _SENTENCE_END_CHARS or _PH_OPEN in s:
         return False
-    if s.count(" ") < 9 and (s.isascii() or len(_CJK_CHAR_RE.findall(s)) < 40):
-        return False
-    return s[-1] in _SENTENCE_END_CHARS
+    return s.count(" ") >= 9 or not s.isascii() and len(_CJK_CHAR_RE.findall(s)) >= 40
 
 
 def _prose_chars(text: str) -> int:
@@ -1546,8 +1545,8 @@ def _drop_calls_to_action(lines: list[str], prose: list[int], total: int) -> lis
     if any(k in low for k in _CTA_KEYS):
         drop = {j for j in range(i, len(lines)) if 0 < len(lines[j]) <= _CTA_MAX_LINE and _PH_OPEN not in lines[j]
                 and _CTA_RE.search(lines[j])}
-    low = "\n".join(lines[:i]).lower()
-    if "newsletter" in low or "posted to your" in low:
+    head = "\n".join(lines[:i])  # literals of ``_CTA_HEAD_RE`` first (no lower-casing: it costs per character)
+    if "ewsletter" in head or "EWSLETTER" in head or "posted to your" in head:
         drop.update(j for j in range(i) if 0 < len(lines[j]) <= _CTA_SHORT_LINE and not prose[j]
                     and _CTA_HEAD_RE.search(lines[j]) and _CTA_ADDRESS_RE.search(lines[j]))
     return [ln for j, ln in enumerate(lines) if j not in drop] if drop else lines
