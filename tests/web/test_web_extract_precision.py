@@ -367,6 +367,7 @@ def test_credited_caption_dropped_and_source_attributions_kept():
         "Climbers are packing big rubbish bags that can be filled and taken away by helicopter. Photo: Getty",
         "Declan Rice po vítězství na Aston Ville. | Foto: Reuters",
         "The governor speaks to reporters in Montgomery on Friday. (AP Photo/Brynn Anderson, File).",
+        "Die Kanzlerin spricht am Freitag vor dem Bundestag in Berlin über den Haushalt. (Foto: dpa)",
     ]
     kept = [
         # the text citing a source, a wire story's credits line, a plain parenthesis, a label inside prose
