@@ -1016,7 +1016,6 @@ _CREDIT_PAREN_RE = re.compile(r"[(\[](?![^()\[\]]*(?:[Rr]eporting|[Ee]diting|[Ww
 _CREDIT_LABEL_RE = re.compile(r"(?:[|•]\s*|\.\s+)(?:Photo|Image|Picture|Foto|Bild|Credit|Photograph)s?"
                               r"(?: credit)?:\s*[^.!?:|]{2,60}\W*$")
 _CREDIT_LINE_MAX = 400
-_CREDIT_ENDS = (").", "].")
 
 
 def _is_credited_caption(key: str) -> bool:
@@ -1056,8 +1055,8 @@ def _restore(text: str, rw: _Rewriter) -> str:
     for line in text.split("\n"):
         key = line.strip()
         n = len(key)
-        if 30 <= n <= _CREDIT_LINE_MAX and (key[-1] in ")]" or key[-2:] in _CREDIT_ENDS or ":" in key[-80:]) \
-                and _is_credited_caption(key):
+        if 30 <= n <= _CREDIT_LINE_MAX and (key[-1] in ")]" or key[-1] == "." and key[-2] in ")]"
+                                             or key.find(":", n - 80) >= 0) and _is_credited_caption(key):
             continue
         if n <= 200 and _PH_OPEN not in key:
             if n <= 40 and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
@@ -1492,7 +1491,7 @@ def _cut_teaser_tail(text: str) -> str:
             keep = list(range(i)) + [j for j in range(i + 1, len(lines)) if _PH_OPEN in lines[j]]
             lines, prose = [lines[j] for j in keep], [prose[j] for j in keep]
             total = sum(prose)
-    lines = _drop_calls_to_action(lines, prose, total)
+    lines = _drop_calls_to_action(lines, prose, total, text)
     return text if lines is split else "\n".join(lines)
 
 
@@ -1523,11 +1522,11 @@ def _drop_tail_calls_to_action(text: str) -> str:
     """``_drop_calls_to_action`` on a text (its lines and their prose lengths)."""
     lines = text.split("\n")
     prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
-    kept = _drop_calls_to_action(lines, prose, sum(prose))
+    kept = _drop_calls_to_action(lines, prose, sum(prose), text)
     return text if kept is lines else "\n".join(kept)
 
 
-def _drop_calls_to_action(lines: list[str], prose: list[int], total: int) -> list[str]:
+def _drop_calls_to_action(lines: list[str], prose: list[int], total: int, text: str | None = None) -> list[str]:
     """Drop lines (up to ``_CTA_MAX_LINE`` characters) holding a call to action or site notice
     (``_CTA_RE``) once the story has ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies
     above the line (``prose``: each line's length if it is prose, else 0); above that point only short
@@ -1536,7 +1535,8 @@ def _drop_calls_to_action(lines: list[str], prose: list[int], total: int) -> lis
     your Facebook feed."; train+dev: 5 ir_chaos pages better on 4 sites, none
     worse; one readability page worse, whose Readability.js reference keeps "SIGN UP FOR OUR NEWSLETTER").
     Lines are searched only when the text holds a literal of the regex (``_CTA_KEYS``): the regex is slow
-    on a whole page. Returns ``lines`` itself when nothing goes."""
+    on a whole page; ``text``, the page the lines come from, spares joining them for that check. Returns
+    ``lines`` itself when nothing goes."""
     if total < 300:
         return lines
     i = _story_end(prose, total)
@@ -1545,7 +1545,8 @@ def _drop_calls_to_action(lines: list[str], prose: list[int], total: int) -> lis
     if any(k in low for k in _CTA_KEYS):
         drop = {j for j in range(i, len(lines)) if 0 < len(lines[j]) <= _CTA_MAX_LINE and _PH_OPEN not in lines[j]
                 and _CTA_RE.search(lines[j])}
-    head = "\n".join(lines[:i])  # literals of ``_CTA_HEAD_RE`` first (no lower-casing: it costs per character)
+    # literals of ``_CTA_HEAD_RE`` first, in the page's ``text`` when given (no join, no lower-casing)
+    head = "\n".join(lines[:i]) if text is None else text
     if "ewsletter" in head or "EWSLETTER" in head or "posted to your" in head:
         drop.update(j for j in range(i) if 0 < len(lines[j]) <= _CTA_SHORT_LINE and not prose[j]
                     and _CTA_HEAD_RE.search(lines[j]) and _CTA_ADDRESS_RE.search(lines[j]))
