@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import io
+import re
 import statistics
 import sys
 import tarfile
@@ -46,6 +47,8 @@ from _web_data import (GOLD_CORPORA, code_fidelity, gold_pages, gold_split, html
 
 from assay.stages.web.extract import extract_html, extract_html_detailed, extract_html_trafilatura  # noqa: E402
 from assay.stages.web.langid import detect_language, load_model  # noqa: E402
+
+_TOKEN_RE = re.compile(r"\w+")  # token_prf's tokens
 
 # bcp47/ISO 639-3 codes whose lid.176 label differs
 _LID_ALIASES = {"cmn": "zh", "arb": "ar", "pes": "fa", "prs": "fa", "zlm": "ms", "zsm": "ms", "ekk": "et",
@@ -156,7 +159,7 @@ def _cpu_per_page(fn, htmls: list[str], repeats: int) -> list[float]:
 def bench_gold_split(split: str, exs: dict, repeats: int, corpora=GOLD_CORPORA):
     """Per corpus: F1 mean/median, pages < 0.5 where trafilatura > 0.9, pages per CPU-second."""
     print(f"\n## Main text on the {split.upper()} split (grouped by site; token F1 vs human gold)\n")
-    rows, summary, per_page, cis = [], {}, {}, []
+    rows, summary, per_page, cis, shares = [], {}, {}, [], []
     for corpus in corpora:
         pages = gold_split(corpus, split)
         if not pages:
@@ -164,8 +167,14 @@ def bench_gold_split(split: str, exs: dict, repeats: int, corpora=GOLD_CORPORA):
         f1, prec, rec = {}, {}, {}
         for k, fn in exs.items():
             fresh_trafilatura()
-            prf = [token_prf(fn(p.html), p.gold) for p in pages]
+            outs = [fn(p.html) for p in pages]
+            prf = [token_prf(o, p.gold) for o, p in zip(outs, pages)]
             prec[k], rec[k], f1[k] = ([x[i] for x in prf] for i in range(3))
+            if k in ("assay", "trafilatura"):
+                # issue 17's boilerplate measure at extraction: output tokens not in the gold, micro-averaged
+                n_out = [len(_TOKEN_RE.findall(o)) for o in outs]
+                kept_gold = sum(x[0] * n for x, n in zip(prf, n_out))
+                shares.append([corpus, k, 1 - kept_gold / max(sum(n_out), 1), sum(n_out)])
         htmls = [p.html for p in pages]
         for fn in exs.values():
             fn(htmls[0])  # warm-up
@@ -196,6 +205,9 @@ def bench_gold_split(split: str, exs: dict, repeats: int, corpora=GOLD_CORPORA):
     print("\n95% interval of the F1-mean difference assay - trafilatura, resampling whole sites (2,000 bootstrap "
           "draws, fixed seed): how far the split's sites alone move the difference\n")
     print(_table(["corpus", "assay - trafilatura", "95% interval (by site)", "sites"], cis))
+    print("\nOutput tokens that are not in the gold text (bag of tokens, micro-averaged over the split's pages: "
+          "issue 17's boilerplate share, here at extraction, before any filter)\n")
+    print(_table(["corpus", "extractor", "non-gold share", "output tokens"], shares))
     return summary, per_page
 
 
