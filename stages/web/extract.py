@@ -1131,41 +1131,42 @@ def _from_body(html: str) -> str:
 
 _TAG_NAME_END = frozenset(("", ">", " ", "\t", "\n", "\r", "/"))
 _RAW_CLOSE_RE = {"<script": re.compile(r"</script", re.I), "<style": re.compile(r"</style", re.I)}
+_RAW_CLOSER = {"<script": "</script", "<style": "</style"}
+_RAW_OPEN_RE = re.compile(r"<s(?:cript|tyle)")
 
 
 def _drop_scripts(html: str) -> str:
     """``html`` without its ``<script>`` and ``<style>`` elements (lower-case tags; MathJax ``math/...``
     scripts stay). Inline JSON and code are often most of a page's bytes (yahoo: 860 KB of body, 1,400
     elements), and the parse, the main-content pass and every source scan cost per byte; nothing here
-    reads them. A ``<script`` string inside an earlier script or style is skipped with it."""
+    reads them. One scan finds both openers (``_RAW_OPEN_RE``) and skips each element's body, so a
+    ``<script`` string inside an earlier script or style is skipped with it."""
     blocks = []
-    for opener, closer in (("<script", "</script"), ("<style", "</style")):
+    m = _RAW_OPEN_RE.search(html)
+    while m is not None:
+        i = m.start()
+        opener = m.group(0)
         n = len(opener)
-        i = html.find(opener)
-        while i != -1:
-            if html[i + n:i + n + 1] not in _TAG_NAME_END:
-                i = html.find(opener, i + n)
-                continue
-            gt = html.find(">", i + n)
-            if gt < 0:
-                break
-            if n == 7 and "math/" in html[i:gt].lower():  # MathJax source: <script type="math/tex">
-                i = html.find(opener, gt)
-                continue
-            e = html.find(closer, gt)
-            if e < 0:
-                m = _RAW_CLOSE_RE[opener].search(html, gt)
-                e = m.start() if m else -1
-            end = len(html) if e < 0 else (html.find(">", e) + 1 or len(html))
-            blocks.append((i, end))
-            i = html.find(opener, end)
+        if html[i + n:i + n + 1] not in _TAG_NAME_END:
+            m = _RAW_OPEN_RE.search(html, i + n)
+            continue
+        gt = html.find(">", i + n)
+        if gt < 0:
+            break
+        if n == 7 and "math/" in html[i:gt].lower():  # MathJax source: <script type="math/tex">
+            m = _RAW_OPEN_RE.search(html, gt)
+            continue
+        e = html.find(_RAW_CLOSER[opener], gt)
+        if e < 0:
+            mc = _RAW_CLOSE_RE[opener].search(html, gt)
+            e = mc.start() if mc else -1
+        end = len(html) if e < 0 else (html.find(">", e) + 1 or len(html))
+        blocks.append((i, end))
+        m = _RAW_OPEN_RE.search(html, end)
     if not blocks:
         return html
-    blocks.sort()
     parts, last = [], 0
     for a, b in blocks:
-        if a < last:
-            continue  # inside a block dropped already
         parts.append(html[last:a])
         last = b
     parts.append(html[last:])

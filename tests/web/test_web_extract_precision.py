@@ -249,10 +249,12 @@ def test_drop_scripts_keeps_mathjax_and_text():
 
     html = ('<body><script>var s = "<style>";</script><p>a</p><style>p{}</style><script type="math/tex">x^2</script>'
             '<scripts>b</scripts><script src=x.js></script><SCRIPT>kept upper-case</SCRIPT><p>c</p><script>unclosed')
-    # the "<style>" string inside the first script pairs with the real </style>: that style is left in
-    # place (harmless: nothing reads it), never half-cut
-    assert _drop_scripts(html) == ('<body><p>a</p><style>p{}</style><script type="math/tex">x^2</script>'
+    # the "<style>" string inside the first script is skipped with that script; the real style goes
+    assert _drop_scripts(html) == ('<body><p>a</p><script type="math/tex">x^2</script>'
                                    '<scripts>b</scripts><SCRIPT>kept upper-case</SCRIPT><p>c</p>')
+    # a "<script" string inside a style is skipped with it, and real scripts after it still go
+    assert _drop_scripts('<style>a::after{content:"<script>"}</style><p>x</p><script>y</script><p>z</p>') \
+        == "<p>x</p><p>z</p>"
     assert _drop_scripts("<p>no scripts</p>") == "<p>no scripts</p>"
     page = f'<html><body><script>document.title = "Never text"</script><article>{STORY}</article></body></html>'
     assert "Never text" not in extract_html(page) and "Paragraph 7" in extract_html(page)
