@@ -1731,8 +1731,10 @@ def extract_html_detailed(html: str | bytes, url: str | None = None, *, main_con
     default: +0.005 dev F1 for ~20% more CPU, which breaks the 5x-trafilatura speed target; see bench_web).
     ``story_tail`` drops the lines after the story on pages that mark no article body (``_story_container``;
     off by default: train+dev F1 ir_chaos +0.0015/+0.0019, scrapinghub +0.0007, readability +0.0012, for
-    ~3-4% more CPU, which took the same-run speed ratio on scrapinghub and readability below 5x; see
-    bench_web's ``assay+tail``). Raises ``ExtractTooDeep`` / ``ExtractTimeout`` (``ExtractLimitError.reason`` is the reject reason)."""
+    ~3-4% more CPU, which took the same-run speed ratio on scrapinghub and readability below 5x; since the
+    caption and call-to-action rules only +0.0004 on ir_chaos train+dev, 19 pages better and 3 worse, one by
+    0.10 (technobuffalo: the story goes on in a container after a gallery), and -0.0007 on ir_chaos dev;
+    see bench_web's ``assay+tail``). Raises ``ExtractTooDeep`` / ``ExtractTimeout`` (``ExtractLimitError.reason`` is the reject reason)."""
     use_filter = main_content and block_filter
     raw = _extract_raw(html, main_content, time_limit_s, story_tail)
     if raw is None:
