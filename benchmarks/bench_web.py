@@ -1,14 +1,18 @@
 """Web benchmark: assay extraction vs trafilatura (FineWeb settings), plus language ID accuracy.
 
     .venv/bin/python benchmarks/bench_web.py [--split test] [--repeats 3] [--udhr-limit 0] [--quick]
+        [--paired-rev REV]
 
 Main table (``--split``, default ``test``; grouped by site with benchmarks/splits.py, see
 ``_web_data.site_group``): per gold corpus (ir_chaos, scrapinghub, readability), in one run, the
 extractors: ``assay`` (this tree), ``assay@<rev>`` (the extractor as of ``--baseline-rev``, read from git),
 ``assay+blocks``/``assay+tail`` (options of ``extract_html_detailed``, off by default), ``trafilatura``
 (favour_precision, the FineWeb setting) and ``resiliparse`` (plain ``extract_plain_text``,
-main_content=True): token F1 mean and median, pages below 0.5 where trafilatura scores above 0.9, and
-pages per CPU-second (median of repeats, interleaved) with the ratio to trafilatura.
+main_content=True): token precision, recall and F1 means, F1 median, pages below 0.5 where trafilatura
+scores above 0.9, and pages per CPU-second (median of repeats, interleaved) with the ratio to trafilatura;
+then per corpus the 95% interval of the F1-mean difference assay - trafilatura when whole sites are
+resampled (``site_bootstrap_ci``: how much the split's few dozen sites alone move it). ``--paired-rev REV``
+adds CPU paired per page against the extractor at git revision REV (``bench_paired_speed``).
 
 Measures, in one run, on ../shared/data:
 1. code fidelity: share of non-empty <pre> lines (every page in html/ that has <pre>) found verbatim,
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import io
+import re
 import statistics
 import sys
 import tarfile
@@ -42,6 +47,8 @@ from _web_data import (GOLD_CORPORA, code_fidelity, gold_pages, gold_split, html
 
 from assay.stages.web.extract import extract_html, extract_html_detailed, extract_html_trafilatura  # noqa: E402
 from assay.stages.web.langid import detect_language, load_model  # noqa: E402
+
+_TOKEN_RE = re.compile(r"\w+")  # token_prf's tokens
 
 # bcp47/ISO 639-3 codes whose lid.176 label differs
 _LID_ALIASES = {"cmn": "zh", "arb": "ar", "pes": "fa", "prs": "fa", "zlm": "ms", "zsm": "ms", "ekk": "et",
@@ -101,6 +108,30 @@ def _resiliparse_plain(html: str) -> str:
     return extract_plain_text(html, main_content=True)
 
 
+def site_bootstrap_ci(groups: list[str], diffs: list[float], draws: int = 2000, seed: int = 12345):
+    """2.5th and 97.5th percentiles of the mean of ``diffs`` (one per page) over ``draws`` resamples of whole
+    sites (``groups``, with replacement): pages of one site move together, as they do between splits."""
+    import random
+
+    by_site: dict[str, list[float]] = {}
+    for g, d in zip(groups, diffs):
+        by_site.setdefault(g, []).append(d)
+    sites = list(by_site.values())
+    if not sites:
+        return 0.0, 0.0
+    rng = random.Random(seed)
+    means = []
+    for _ in range(draws):
+        tot = n = 0
+        for _ in range(len(sites)):
+            ds = sites[rng.randrange(len(sites))]
+            tot += sum(ds)
+            n += len(ds)
+        means.append(tot / n)
+    means.sort()
+    return means[int(0.025 * draws)], means[min(draws - 1, int(0.975 * draws))]
+
+
 def extractors(baseline_rev: str | None) -> dict:
     ex = {"assay": extract_html,
           "assay+blocks": lambda h: extract_html_detailed(h, block_filter=True)[0],
@@ -115,9 +146,12 @@ def extractors(baseline_rev: str | None) -> dict:
 
 
 def _cpu_per_page(fn, htmls: list[str], repeats: int) -> list[float]:
+    import gc
+
     times = []
     for _ in range(repeats):
         fresh_trafilatura()
+        gc.collect()  # garbage left by the previous pass (trafilatura's lxml trees) is not charged to this one
         t0 = time.process_time()
         for h in htmls:
             fn(h)
@@ -128,37 +162,94 @@ def _cpu_per_page(fn, htmls: list[str], repeats: int) -> list[float]:
 def bench_gold_split(split: str, exs: dict, repeats: int, corpora=GOLD_CORPORA):
     """Per corpus: F1 mean/median, pages < 0.5 where trafilatura > 0.9, pages per CPU-second."""
     print(f"\n## Main text on the {split.upper()} split (grouped by site; token F1 vs human gold)\n")
-    rows, summary, per_page = [], {}, {}
+    rows, summary, per_page, cis, shares = [], {}, {}, [], []
     for corpus in corpora:
         pages = gold_split(corpus, split)
         if not pages:
             continue
-        f1 = {}
+        f1, prec, rec = {}, {}, {}
         for k, fn in exs.items():
             fresh_trafilatura()
-            f1[k] = [token_prf(fn(p.html), p.gold)[2] for p in pages]
+            outs = [fn(p.html) for p in pages]
+            prf = [token_prf(o, p.gold) for o, p in zip(outs, pages)]
+            prec[k], rec[k], f1[k] = ([x[i] for x in prf] for i in range(3))
+            if k in ("assay", "trafilatura"):
+                # issue 17's boilerplate measure at extraction: output tokens not in the gold, micro-averaged
+                n_out = [len(_TOKEN_RE.findall(o)) for o in outs]
+                kept_gold = sum(x[0] * n for x, n in zip(prf, n_out))
+                shares.append([corpus, k, 1 - kept_gold / max(sum(n_out), 1), sum(n_out)])
         htmls = [p.html for p in pages]
         for fn in exs.values():
             fn(htmls[0])  # warm-up
-        # interleaved repeats so that load changes hit every extractor alike
+        # interleaved repeats so that load changes hit every extractor alike; the order rotates between
+        # repeats (a fixed order charged the first extractor a few percent: the same code measured 3-6%
+        # slower in first place than in fourth)
         cpu = {k: [] for k in exs}
-        for _ in range(repeats):
-            for k, fn in exs.items():
-                cpu[k] += _cpu_per_page(fn, htmls, 1)
+        names = list(exs)
+        for r in range(repeats):
+            for k in names[r % len(names):] + names[:r % len(names)]:
+                cpu[k] += _cpu_per_page(exs[k], htmls, 1)
         pps = {k: len(htmls) / statistics.median(v) for k, v in cpu.items()}
         ratio = {k: statistics.median(t / a for a, t in zip(cpu[k], cpu["trafilatura"])) for k in exs}
         for k in exs:
             bad = sum(1 for a, t in zip(f1[k], f1["trafilatura"]) if t > 0.9 and a < 0.5)
             rows.append([f"{corpus} (n={len(pages)}, sites={len({p.group for p in pages})})", k,
+                         f"{statistics.mean(prec[k]):.4f}", f"{statistics.mean(rec[k]):.4f}",
                          f"{statistics.mean(f1[k]):.4f}", f"{statistics.median(f1[k]):.4f}", bad, pps[k],
                          ratio[k]])
         summary[corpus] = {k: {"f1_mean": statistics.mean(f1[k]), "f1_median": statistics.median(f1[k]),
-                               "bad": rows[-len(exs) + i][4], "pps": pps[k], "ratio": ratio[k]}
+                               "precision_mean": statistics.mean(prec[k]), "recall_mean": statistics.mean(rec[k]),
+                               "bad": rows[-len(exs) + i][6], "pps": pps[k], "ratio": ratio[k]}
                            for i, k in enumerate(exs)}
         per_page[corpus] = [(p.name, {k: f1[k][i] for k in exs}) for i, p in enumerate(pages)]
-    print(_table(["corpus", "extractor", "F1 mean", "F1 median", "<0.5 where traf>0.9", "pages/CPU-s",
+        lo, hi = site_bootstrap_ci([p.group for p in pages], [a - t for a, t in zip(f1["assay"], f1["trafilatura"])])
+        summary[corpus]["assay"]["diff_ci95"] = (lo, hi)
+        cis.append([corpus, f'{statistics.mean(f1["assay"]) - statistics.mean(f1["trafilatura"]):+.4f}',
+                    f"[{lo:+.4f}, {hi:+.4f}]", len({p.group for p in pages})])
+    print(_table(["corpus", "extractor", "P mean", "R mean", "F1 mean", "F1 median", "<0.5 where traf>0.9", "pages/CPU-s",
                   "speed vs traf"], rows))
+    print("\n95% interval of the F1-mean difference assay - trafilatura, resampling whole sites (2,000 bootstrap "
+          "draws, fixed seed): how far the split's sites alone move the difference\n")
+    print(_table(["corpus", "assay - trafilatura", "95% interval (by site)", "sites"], cis))
+    print("\nOutput tokens that are not in the gold text (bag of tokens, micro-averaged over the split's pages: "
+          "issue 17's boilerplate share, here at extraction, before any filter)\n")
+    print(_table(["corpus", "extractor", "non-gold share", "output tokens"], shares))
     return summary, per_page
+
+
+def bench_paired_speed(split: str, rev: str, repeats: int, corpora=GOLD_CORPORA) -> dict:
+    """CPU of this tree's ``extract_html`` over the extractor at git revision ``rev``, paired per page: each
+    page is extracted by both, the order alternating page by page and between repeats, so that load changes on a shared
+    machine hit both alike (finer than the per-pass ratios of the main table). Returns {corpus: ratio}."""
+    base = _load_baseline(rev)
+    if base is None:
+        return {}
+    rows, out = [], {}
+    for corpus in corpora:
+        htmls = [p.html for p in gold_split(corpus, split)]
+        if not htmls:
+            continue
+        new_t = base_t = 0.0
+        for h in htmls[:3]:
+            extract_html(h)
+            base(h)
+        for r in range(repeats):
+            for i, h in enumerate(htmls):
+                # the second extraction of a page runs warm (its bytes in the CPU caches): who goes first
+                # alternates page by page and between repeats
+                for fn in ((extract_html, base) if (r + i) % 2 == 0 else (base, extract_html)):
+                    t0 = time.process_time()
+                    fn(h)
+                    dt = time.process_time() - t0
+                    if fn is base:
+                        base_t += dt
+                    else:
+                        new_t += dt
+        out[corpus] = new_t / base_t
+        rows.append([corpus, len(htmls), new_t / repeats, base_t / repeats, new_t / base_t])
+    print(f"\n## CPU paired per page against assay@{rev} ({split} split, {repeats} repeats, order alternated)\n")
+    print(_table(["corpus", "pages", "CPU-s/pass (this tree)", f"CPU-s/pass (@{rev})", "ratio"], rows))
+    return out
 
 
 def bench_code_fidelity(pages):
@@ -298,6 +389,8 @@ def main() -> None:
                          "precision and speed work); '' to skip")
     ap.add_argument("--quick", action="store_true", help="main-text split table and code fidelity only")
     ap.add_argument("--pages", action="store_true", help="print per-page F1 of the split")
+    ap.add_argument("--paired-rev", default="",
+                    help="also measure CPU paired per page against the extractor at this git revision")
     args = ap.parse_args()
     root = shared_data_dir()
     t0 = time.time()
@@ -307,6 +400,8 @@ def main() -> None:
         for corpus, rows in per_page.items():
             for name, f in rows:
                 print(corpus, name, " ".join(f"{k}={v:.3f}" for k, v in f.items()))
+    if args.paired_rev:
+        bench_paired_speed(args.split, args.paired_rev, args.repeats)
     pages = html_pages(root)
     share_a, share_t = bench_code_fidelity(pages)
     if not args.quick:

@@ -249,10 +249,12 @@ def test_drop_scripts_keeps_mathjax_and_text():
 
     html = ('<body><script>var s = "<style>";</script><p>a</p><style>p{}</style><script type="math/tex">x^2</script>'
             '<scripts>b</scripts><script src=x.js></script><SCRIPT>kept upper-case</SCRIPT><p>c</p><script>unclosed')
-    # the "<style>" string inside the first script pairs with the real </style>: that style is left in
-    # place (harmless: nothing reads it), never half-cut
-    assert _drop_scripts(html) == ('<body><p>a</p><style>p{}</style><script type="math/tex">x^2</script>'
+    # the "<style>" string inside the first script is skipped with that script; the real style goes
+    assert _drop_scripts(html) == ('<body><p>a</p><script type="math/tex">x^2</script>'
                                    '<scripts>b</scripts><SCRIPT>kept upper-case</SCRIPT><p>c</p>')
+    # a "<script" string inside a style is skipped with it, and real scripts after it still go
+    assert _drop_scripts('<style>a::after{content:"<script>"}</style><p>x</p><script>y</script><p>z</p>') \
+        == "<p>x</p><p>z</p>"
     assert _drop_scripts("<p>no scripts</p>") == "<p>no scripts</p>"
     page = f'<html><body><script>document.title = "Never text"</script><article>{STORY}</article></body></html>'
     assert "Never text" not in extract_html(page) and "Paragraph 7" in extract_html(page)
@@ -354,3 +356,90 @@ def test_author_box_after_story_dropped_and_profiles_kept():
     profile = bio + "\n\n" + "She joined in 2010 and has since written about every major storm to hit the coast."
     assert "staff writer" in _cut_teaser_tail(f"{story}\n\n{profile}")
     assert "staff writer" in _cut_teaser_tail(f"{bio}\n\n{story}")
+
+
+# -- photo captions told by their closing credit ------------------------------------------------------
+def test_credited_caption_dropped_and_source_attributions_kept():
+    from assay.stages.web.extract import _is_credited_caption
+
+    captions = [
+        "A man walks in a strong wind caused by a powerful typhoon in Iwaki, Fukushima prefecture Monday, "
+        "Oct. 23, 2017. (Kyodo News via AP)",
+        "[Featured Image by Justin Sullivan/Getty Images]",
+        "Climbers are packing big rubbish bags that can be filled and taken away by helicopter. Photo: Getty",
+        "Declan Rice po vítězství na Aston Ville. | Foto: Reuters",
+        "The governor speaks to reporters in Montgomery on Friday. (AP Photo/Brynn Anderson, File).",
+        "Die Kanzlerin spricht am Freitag vor dem Bundestag in Berlin über den Haushalt. (Foto: dpa)",
+    ]
+    kept = [
+        # the text citing a source, a wire story's credits line, a plain parenthesis, a label inside prose
+        "Four of them are in serious condition, health authorities told AFP.",
+        "The source, who said he had spoken to people inside the compound, told Reuters.",
+        '"We would have to revisit performance and how to get on that platform," he told Express (via NeoGAF).',
+        "(Reporting by Jane Doe in London; Additional reporting by Reuters staff; Editing by John Roe)",
+        "The company posted a profit of $3 billion in the quarter (up from $2 billion a year earlier).",
+        "Click the Settings button in the upper right corner of the window (see the image below).",
+        "The telescope took this picture in 2004 (the photo is on the agency's website).",
+        "Analysts said the company's image had improved in the year: its shares rose 4% on Friday, to $31.",
+    ]
+    assert all(_is_credited_caption(c) for c in captions)
+    assert not any(_is_credited_caption(k) for k in kept)
+    html = ("<html><body><article><h1>Title</h1>" + STORY + "".join(f"<p>{x}</p>" for x in captions + kept)
+            + STORY.replace("Paragraph", "Section") + "</article></body></html>")
+    text = extract_html(html)
+    assert "Paragraph 7 of the story" in text and "Section 7 of the story" in text
+    assert not any(c.split(".")[0][:40] in text for c in captions)
+    assert all(k[:40] in text for k in kept)
+
+
+@pytest.mark.parametrize("name,caption", [
+    ("typhoon_6", "(Kyodo News via AP)"),  # accuweather.com, dev
+    ("expedition_10", "Photo: Getty"),  # thenewdaily.com.au, train
+    ("syrian_7", "(Photo by Amjad Ghsoun)"),  # jordantimes.com, dev
+])
+def test_credited_caption_real_page(shared_data, name, caption):
+    page = _page(name, "ir_chaos", shared_data)
+    assert page.split in ("train", "dev"), "tests use tuning pages only"
+    from assay.stages.web.extract import _extract_raw
+
+    assert caption in _extract_raw(page.html, True)[0] and caption not in page.gold
+    text = extract_html(page.html)
+    assert caption not in text
+    assert _f1(page, text) > 0.8
+
+
+# -- calls to action above the story's end ------------------------------------------------------------
+def test_reader_addressed_call_to_action_above_story_end_dropped_topic_heading_kept():
+    story = "\n\n".join(f"Paragraph {i} of the story explains one more part of the events in some detail, with "
+                        f"quotes and numbers that the reader needs to follow the argument." for i in range(12))
+    text = (f"Title of the story\n\nSign Up for the MACH newsletter\n\nWhy newsletters still matter\n\n{story}\n\n"
+            "A link has been posted to your Facebook feed.\n\nMore paragraphs follow here.\n\n" + story)
+    out = _cut_teaser_tail(text)
+    assert "Sign Up for the MACH newsletter" not in out and "A link has been posted" not in out
+    # a subheading naming the topic does not address the reader; prose mentioning newsletters stays too
+    assert "Why newsletters still matter" in out and "Paragraph 11 of the story" in out
+    prose = ("Our reporters asked readers whether they would sign up for a paid newsletter, and most of them "
+             "said they would not pay for one.")
+    assert prose in _cut_teaser_tail(f"{prose}\n\n{story}")
+
+
+@pytest.mark.parametrize("name,line", [
+    ("elon,musk_1", "Sign Up for the MACH newsletter"),  # nbcnews.com, train
+    ("hugh_4", "A link has been posted to your Facebook feed."),  # usatoday.com, train
+])
+def test_call_to_action_above_story_end_real_page(shared_data, name, line):
+    from resiliparse.extract.html2text import extract_plain_text
+
+    from assay.stages.web.extract import _is_prose, _story_end
+
+    page = _page(name, "ir_chaos", shared_data)
+    assert page.split in ("train", "dev"), "tests use tuning pages only"
+    assert line not in page.gold
+    # in resiliparse's main-content text the line sits above the story's end, where only this rule reaches it
+    base = extract_plain_text(page.html, main_content=True, list_bullets=True, preserve_formatting=True).split("\n")
+    at = next(i for i, ln in enumerate(base) if line in ln)
+    prose = [len(ln) if _is_prose(ln) else 0 for ln in base]
+    assert at < _story_end(prose, sum(prose))
+    text = extract_html(page.html)
+    assert line not in text
+    assert _f1(page, text) > 0.8
