@@ -21,6 +21,7 @@ import zlib
 from collections import Counter
 
 import numpy as np
+import regex
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.filters.c4_filters import CITATION_REGEX, END_PUNCTUATION, POLICY_SUBSTRINGS
@@ -30,7 +31,10 @@ from datatrove.utils.text import PUNCTUATION_SET, TERMINAL_PUNCTUATION
 
 from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, TextMemo
 
-_WORD_RE = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]+", re.UNICODE)
+# ``regex``'s \w holds the combining marks (Unicode's word characters): with ``re`` a Devanagari, Bengali or
+# Thai word fell apart at every vowel sign (हिन्दी -> ह ि न ् द ी: mean word length 1.3, so the Gopher
+# word-length floor dropped every Hindi, Marathi and Bengali page)
+_WORD_RE = regex.compile(r"\w+(?:['’]\w+)*|[^\w\s]+")
 _SENT_END_RE = re.compile(r"[.!?。！？]+(?=\s|$)")
 _PARA_RE = re.compile(r"\n{2,}")
 _LINE_RE = re.compile(r"\n+")
