@@ -47,6 +47,8 @@ import numpy as np
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from assay.stages.common.codes import first_seen_codes
+
 __all__ = ["Decontamination", "EvalIndex", "EvalItem", "load_eval_items", "build_index", "missing_eval_sets",
            "normalize_prose", "cached_index"]
 
@@ -287,13 +289,10 @@ def _token_arrays(tokens: list[str], vocab: dict | None = None, codes_out: list 
     repeat, so each distinct token is looked up once and the arrays are filled by index. ``vocab``: a
     dict that receives the distinct tokens (as keys, their index as values). ``codes_out``: a list that
     receives the array of each token's index in ``vocab``."""
-    index = dict.fromkeys(tokens)  # distinct tokens, first-seen order
-    infos = _infos(index)
-    for i, t in enumerate(index):
-        index[t] = i
-    codes = np.fromiter(map(index.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    distinct, codes = first_seen_codes(tokens)
+    infos = _infos(distinct)
     if vocab is not None:
-        vocab.update(index)
+        vocab.update(zip(distinct, range(len(distinct))))
     if codes_out is not None:
         codes_out.append(codes)
     h = np.fromiter([x[0] for x in infos], dtype=np.uint64, count=len(infos))
@@ -378,14 +377,16 @@ class _Prepared:
         self.prev = None
         if code:
             self.is_id = ident
+            # each identifier's previous occurrence: its positions grouped by token (a stable sort keeps
+            # each token's positions ascending), each one's predecessor in its group
             prev = np.full(self.n, -(10**9), dtype=np.int64)
-            last: dict[str, int] = {}
-            for i in np.flatnonzero(ident).tolist():
-                t = tokens[i]
-                j = last.get(t)
-                if j is not None:
-                    prev[i] = j
-                last[t] = i
+            pos = np.flatnonzero(ident)
+            if len(pos):
+                tok = self.codes[pos]
+                order = np.argsort(tok, kind="stable")
+                later, earlier = order[1:], order[:-1]
+                same = tok[later] == tok[earlier]
+                prev[pos[later[same]]] = pos[earlier[same]]
             self.prev = prev
 
     def lowered(self) -> "_Prepared":

@@ -16,7 +16,6 @@ on integer word ids and 64-bit window hashes (numpy), several times faster on lo
 
 from __future__ import annotations
 
-import itertools
 import re
 import zlib
 from collections import Counter
@@ -29,6 +28,7 @@ from datatrove.pipeline.filters.gopher_quality_filter import STOP_WORDS
 from datatrove.pipeline.filters.gopher_repetition_filter import find_duplicates
 from datatrove.utils.text import PUNCTUATION_SET, TERMINAL_PUNCTUATION
 
+from assay.stages.common.codes import first_seen_codes
 from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, TextMemo
 
 _WORD_RE = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]+", re.UNICODE)
@@ -126,15 +126,8 @@ class _WordTable:
     __slots__ = ("words", "uniq", "ids", "lens", "_h1")
 
     def __init__(self, words: list[str]):
-        # one dict pass: each word's first position (setdefault keeps the first), the distinct words in
-        # first-seen order as the dict's keys; then first positions -> ids 0, 1, 2, ... (first-seen order)
-        first_pos: dict[str, int] = {}
-        first = np.fromiter(map(first_pos.setdefault, words, itertools.count()), dtype=np.int64, count=len(words))
-        self.uniq = list(first_pos)
+        self.uniq, self.ids = first_seen_codes(words)
         self.words = words
-        rank = np.zeros(len(words), dtype=np.int64)
-        rank[np.fromiter(first_pos.values(), dtype=np.int64, count=len(first_pos))] = np.arange(len(first_pos))
-        self.ids = rank[first]
         ulen = np.fromiter(map(len, self.uniq), dtype=np.int64, count=len(self.uniq))
         self.lens = ulen[self.ids] if len(words) else np.zeros(0, dtype=np.int64)
         self._h1 = None

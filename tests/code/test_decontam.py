@@ -240,3 +240,35 @@ def test_packed_bit_setting_equals_the_per_hash_or(monkeypatch):
                 maps.append(b)
             assert np.array_equal(maps[0], maps[1])
             assert np.array_equal(D._in_bitmap(hashes, maps[0], shift), hashes)
+
+
+def test_token_codes_and_back_references_equal_their_definitions():
+    """``_Prepared``'s vectorised token codes (``first_seen_codes``) and identifier back-references (a
+    stable sort by token) equal the per-token definitions: the index of each token among the distinct
+    tokens in first-seen order, and the last earlier position of the same identifier, on random token
+    streams and on real code."""
+    import numpy as np
+
+    from assay.stages.common.codes import first_seen_codes
+    from assay.stages.signals.decontam import _Prepared, _token_info, code_tokens
+
+    rng = np.random.default_rng(3)
+    vocab = ["a", "b", "c", "def", "(", ")", ":", "x1", "return", "7", "self", "=", "if", "_z"]
+    cases = [list(rng.choice(vocab[: rng.integers(1, len(vocab))], size=rng.integers(0, 80))) for _ in range(80)]
+    cases.append(code_tokens("def f(a, b):\n    return a + b if a else f(b, a)\n" * 4))
+    for toks in cases:
+        distinct, codes = first_seen_codes(toks)
+        want_distinct = list(dict.fromkeys(toks))
+        assert distinct == want_distinct and codes.dtype == np.int64
+        assert codes.tolist() == [want_distinct.index(t) for t in toks]
+        prep = _Prepared(toks, code=True)
+        assert list(prep.vocab.items()) == [(t, i) for i, t in enumerate(want_distinct)]
+        last: dict[str, int] = {}
+        want_prev = []
+        for i, t in enumerate(toks):
+            if _token_info(t)[1]:
+                want_prev.append(last.get(t, -(10**9)))
+                last[t] = i
+            else:
+                want_prev.append(-(10**9))
+        assert prep.prev.tolist() == want_prev, toks
