@@ -272,3 +272,33 @@ def test_token_codes_and_back_references_equal_their_definitions():
             else:
                 want_prev.append(-(10**9))
         assert prep.prev.tolist() == want_prev, toks
+
+
+def test_cached_index_loads_the_same_index_and_restores_the_collector(tmp_path, monkeypatch):
+    """The cached index (loaded with the garbage collector paused) equals the built one, and the
+    collector's state is as before the load, enabled or not."""
+    import gc
+
+    import numpy as np
+
+    from assay.stages.signals.decontam import build_index, cached_index
+
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path))
+    sets = tmp_path / "sets"
+    sets.mkdir()
+    (sets / "qa.jsonl").write_text('{"question": "What is the boiling point of water at sea level in degrees?", '
+                                   '"answer": "It is one hundred degrees Celsius at standard pressure."}\n')
+    built = build_index([str(sets)])
+    first = cached_index([str(sets)])  # builds and writes the cache
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            loaded = cached_index([str(sets)])
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+        assert loaded is not first and loaded.items == built.items
+        for mode in ("text", "code"):
+            assert np.array_equal(loaded.modes[mode].hashes, built.modes[mode].hashes)
+        assert loaded.best_match("what is the boiling point of water at sea level in degrees") == \
+            built.best_match("what is the boiling point of water at sea level in degrees")
