@@ -368,6 +368,23 @@ def step_modules(pipelines: Sequence[Sequence[Any]]) -> list[str]:
     return out
 
 
+# pyarrow and pandas (imported by pyarrow's first array: every worker writing a signal store or shards
+# imports both, about 0.25 CPU-s per worker process) start no thread when pyarrow's jemalloc runs without
+# its background thread (arrow allocates through mimalloc by default; its jemalloc only purges pages
+# itself then, no allocation changes). So the forkserver, started with that setting, preloads them too.
+ARROW_MODULES = ("pyarrow", "pyarrow.parquet", "pandas")
+ARROW_JEMALLOC_ENV = "JE_ARROW_MALLOC_CONF"
+ARROW_JEMALLOC_QUIET = "background_thread:false"
+
+
+def arrow_modules() -> list[str]:
+    """``ARROW_MODULES`` when the processes started from now on run pyarrow's jemalloc without its
+    background thread: sets ``JE_ARROW_MALLOC_CONF`` so unless the user set it otherwise (then none: a
+    thread in the forkserver would be lost in every forked worker)."""
+    conf = os.environ.setdefault(ARROW_JEMALLOC_ENV, ARROW_JEMALLOC_QUIET)
+    return list(ARROW_MODULES) if ARROW_JEMALLOC_QUIET in conf.replace(" ", "").split(",") else []
+
+
 def worker_modules() -> list[str]:
     """``WORKER_MODULES``, and ``assay.pipeline.cli`` when this process runs the ``assay`` CLI."""
     return [*WORKER_MODULES, *(["assay.pipeline.cli"] if "assay.pipeline.cli" in sys.modules else [])]
@@ -650,7 +667,7 @@ def run_phases(
         return _run_ray(chain, on_phase)
     cfg = getattr(chain[-1], "assay_settings", None)
     if isinstance(cfg, LocalSettings) and cfg.preload and cfg.start_method == "forkserver":
-        preload_forkserver([*worker_modules(), *step_modules([ex.pipeline for ex in chain])])
+        preload_forkserver([*worker_modules(), *step_modules([ex.pipeline for ex in chain]), *arrow_modules()])
     return _run_sequential(chain, on_phase)
 
 
