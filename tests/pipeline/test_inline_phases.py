@@ -208,3 +208,45 @@ def test_loguru_library_folders_computed_once_per_process():
     assert first == cached._assay_original()  # loguru's own computation
     h = logger.add(sys.stderr, level="ERROR")
     logger.remove(h)
+
+
+def test_tasks_run_with_the_existing_objects_frozen_and_unfrozen_after(tmp_path):
+    """A task runs with the objects that existed at its start frozen (out of the collector's full
+    collections), the objects it creates collectable (a reference cycle made by a step is collected),
+    and the collector as before once it ends; a process that froze objects itself keeps its freeze."""
+    import gc
+
+    from datatrove.data import Document
+
+    from assay.pipeline.executors import frozen_gc, make_executor
+
+    seen = {}
+
+    class Cycle:
+        pass
+
+    def step(data, rank=0, world_size=1):
+        seen["frozen"] = gc.get_freeze_count()
+        c = Cycle()
+        c.me = c
+        import weakref
+
+        ref = weakref.ref(c)
+        del c
+        gc.collect()
+        seen["cycle_collected"] = ref() is None
+        yield Document(text="x", id="1")
+
+    ex = make_executor("local", [step], tasks=1, workers=1, logging_dir=str(tmp_path / "logs"), name="t")
+    assert gc.get_freeze_count() == 0
+    ex.run()
+    assert seen["frozen"] > 0 and seen["cycle_collected"]
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        n = gc.get_freeze_count()
+        with frozen_gc():
+            assert gc.get_freeze_count() == n
+        assert gc.get_freeze_count() == n
+    finally:
+        gc.unfreeze()
