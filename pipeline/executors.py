@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Literal
 
@@ -368,6 +369,23 @@ def step_modules(pipelines: Sequence[Sequence[Any]]) -> list[str]:
     return out
 
 
+# pyarrow and pandas (imported by pyarrow's first array: every worker writing a signal store or shards
+# imports both, about 0.25 CPU-s per worker process) start no thread when pyarrow's jemalloc runs without
+# its background thread (arrow allocates through mimalloc by default; its jemalloc only purges pages
+# itself then, no allocation changes). So the forkserver, started with that setting, preloads them too.
+ARROW_MODULES = ("pyarrow", "pyarrow.parquet", "pandas")
+ARROW_JEMALLOC_ENV = "JE_ARROW_MALLOC_CONF"
+ARROW_JEMALLOC_QUIET = "background_thread:false"
+
+
+def arrow_modules() -> list[str]:
+    """``ARROW_MODULES`` when the processes started from now on run pyarrow's jemalloc without its
+    background thread: sets ``JE_ARROW_MALLOC_CONF`` so unless the user set it otherwise (then none: a
+    thread in the forkserver would be lost in every forked worker)."""
+    conf = os.environ.setdefault(ARROW_JEMALLOC_ENV, ARROW_JEMALLOC_QUIET)
+    return list(ARROW_MODULES) if ARROW_JEMALLOC_QUIET in conf.replace(" ", "").split(",") else []
+
+
 def worker_modules() -> list[str]:
     """``WORKER_MODULES``, and ``assay.pipeline.cli`` when this process runs the ``assay`` CLI."""
     return [*WORKER_MODULES, *(["assay.pipeline.cli"] if "assay.pipeline.cli" in sys.modules else [])]
@@ -390,6 +408,25 @@ def preload_forkserver(modules: Sequence[str]) -> bool:
         forkserver.set_forkserver_preload(wanted)
         _PRELOADED[:] = wanted
     return True
+
+
+@contextmanager
+def frozen_gc():
+    """Run a task with the objects that exist when it starts (the imported modules, the unpickled pipeline)
+    moved out of the garbage collector's sight (``gc.freeze``), and back when it ends (``gc.unfreeze``).
+    A full collection walks every object it tracks; a worker's full collections mostly walked imported
+    code that can never be garbage (about 0.1 CPU-s per worker task on bench_e2e). Objects the task
+    creates are collected as before."""
+    import gc
+
+    if gc.get_freeze_count():  # the process froze objects itself: its freeze is left as it is
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 class AssayLocalExecutor(LocalPipelineExecutor):
@@ -481,7 +518,8 @@ class AssayLocalExecutor(LocalPipelineExecutor):
         if n and not self.is_rank_completed(rank):
             self.pipeline = [*self.pipeline[:n], _ProgressTap(self.logging_dir, rank), *self.pipeline[n:]]
         try:
-            return super()._run_for_rank(rank, local_rank, node_rank)
+            with frozen_gc():
+                return super()._run_for_rank(rank, local_rank, node_rank)
         finally:
             dt_base.add_task_logger, dt_logging.setup_default_logger = saved
 
@@ -662,7 +700,7 @@ def run_phases(
         return _run_ray(chain, on_phase)
     cfg = getattr(chain[-1], "assay_settings", None)
     if isinstance(cfg, LocalSettings) and cfg.preload and cfg.start_method == "forkserver":
-        preload_forkserver([*worker_modules(), *step_modules([ex.pipeline for ex in chain])])
+        preload_forkserver([*worker_modules(), *step_modules([ex.pipeline for ex in chain]), *arrow_modules()])
     return _run_sequential(chain, on_phase)
 
 

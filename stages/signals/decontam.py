@@ -47,6 +47,8 @@ import numpy as np
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from assay.stages.common.codes import first_seen_codes
+
 __all__ = ["Decontamination", "EvalIndex", "EvalItem", "load_eval_items", "build_index", "missing_eval_sets",
            "normalize_prose", "cached_index", "ensure_index_cached"]
 
@@ -287,13 +289,10 @@ def _token_arrays(tokens: list[str], vocab: dict | None = None, codes_out: list 
     repeat, so each distinct token is looked up once and the arrays are filled by index. ``vocab``: a
     dict that receives the distinct tokens (as keys, their index as values). ``codes_out``: a list that
     receives the array of each token's index in ``vocab``."""
-    index = dict.fromkeys(tokens)  # distinct tokens, first-seen order
-    infos = _infos(index)
-    for i, t in enumerate(index):
-        index[t] = i
-    codes = np.fromiter(map(index.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    distinct, codes = first_seen_codes(tokens)
+    infos = _infos(distinct)
     if vocab is not None:
-        vocab.update(index)
+        vocab.update(zip(distinct, range(len(distinct))))
     if codes_out is not None:
         codes_out.append(codes)
     h = np.fromiter([x[0] for x in infos], dtype=np.uint64, count=len(infos))
@@ -378,14 +377,16 @@ class _Prepared:
         self.prev = None
         if code:
             self.is_id = ident
+            # each identifier's previous occurrence: its positions grouped by token (a stable sort keeps
+            # each token's positions ascending), each one's predecessor in its group
             prev = np.full(self.n, -(10**9), dtype=np.int64)
-            last: dict[str, int] = {}
-            for i in np.flatnonzero(ident).tolist():
-                t = tokens[i]
-                j = last.get(t)
-                if j is not None:
-                    prev[i] = j
-                last[t] = i
+            pos = np.flatnonzero(ident)
+            if len(pos):
+                tok = self.codes[pos]
+                order = np.argsort(tok, kind="stable")
+                later, earlier = order[1:], order[:-1]
+                same = tok[later] == tok[earlier]
+                prev[pos[later[same]]] = pos[earlier[same]]
             self.prev = prev
 
     def lowered(self) -> "_Prepared":
@@ -729,6 +730,22 @@ def ensure_index_cached(eval_sets: list[str], *, missing: str = "error", **kw) -
     return True
 
 
+def _load_without_gc(fh):
+    """``pickle.load`` with the cyclic garbage collector paused: the index's tens of thousands of items
+    (none of them in a reference cycle) would otherwise start collections that walk every object of
+    the process, about half of the load's time in a worker with its steps' modules imported."""
+    import gc
+    import pickle
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.load(fh)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def cached_index(eval_sets: list[str], *, missing: str = "error", **kw) -> EvalIndex:
     """``build_index`` with an on-disk cache (``$ASSAY_CACHE_DIR`` or ``~/.cache/assay``/decontam),
     keyed by the parameters and the eval-set files' paths, sizes and modification times, so the
@@ -738,7 +755,7 @@ def cached_index(eval_sets: list[str], *, missing: str = "error", **kw) -> EvalI
     path = _index_path(eval_sets, missing, kw)
     try:
         with open(path, "rb") as fh:
-            idx = pickle.load(fh)
+            idx = _load_without_gc(fh)
         if isinstance(idx, EvalIndex):
             return idx
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):

@@ -29,6 +29,7 @@ from datatrove.pipeline.filters.gopher_quality_filter import STOP_WORDS
 from datatrove.pipeline.filters.gopher_repetition_filter import find_duplicates
 from datatrove.utils.text import PUNCTUATION_SET, TERMINAL_PUNCTUATION
 
+from assay.stages.common.codes import first_seen_codes
 from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, TextMemo
 
 # ``regex``'s \w holds the combining marks (Unicode's word characters): with ``re`` a Devanagari, Bengali or
@@ -129,13 +130,10 @@ class _WordTable:
     __slots__ = ("words", "uniq", "ids", "lens", "_h1")
 
     def __init__(self, words: list[str]):
-        self.uniq = list(dict.fromkeys(words))  # first-seen order
-        index = {w: i for i, w in enumerate(self.uniq)}
-        ids = list(map(index.__getitem__, words))
+        self.uniq, self.ids = first_seen_codes(words)
         self.words = words
-        self.ids = np.fromiter(ids, dtype=np.int64, count=len(ids))
         ulen = np.fromiter(map(len, self.uniq), dtype=np.int64, count=len(self.uniq))
-        self.lens = ulen[self.ids] if len(ids) else np.zeros(0, dtype=np.int64)
+        self.lens = ulen[self.ids] if len(words) else np.zeros(0, dtype=np.int64)
         self._h1 = None
 
     def per_word(self, fn) -> np.ndarray:
@@ -168,6 +166,18 @@ _MIX1 = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xBF58476D1CE4E5B9)
 
 
+def group_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, counts)``: each value's group number, groups numbered in first-seen order, and each
+    group's size (the ``inverse`` and ``counts`` of ``np.unique``, renumbered by first occurrence). By a
+    hash table (``pandas.factorize``): the n-gram statistics group every window of a page, and sorting
+    them cost several times more. pandas is loaded in every worker anyway (pyarrow's first array imports
+    it); imported here on first use, not with this module."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(values)
+    return codes, np.bincount(codes, minlength=len(uniques))
+
+
 def _top_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.ndarray | None = None
                          ) -> tuple[int, np.ndarray]:
     """datatrove ``find_top_duplicate(get_n_grams(words, n))``: length of the most frequent n-gram
@@ -180,12 +190,12 @@ def _top_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.
         positions = positions[positions < len(h)]
     top, i = 1, 0  # nothing repeats: Counter.most_common(1) gives the first window, once
     if len(positions):
-        _, first, inverse, counts = np.unique(h[positions], return_index=True, return_inverse=True,
-                                              return_counts=True)
+        codes, counts = group_codes(h[positions])
         if counts.max() > 1:
             top = int(counts.max())
-            i = int(positions[first[counts == top].min()])
-        positions = positions[counts[inverse] > 1]
+            # among the most frequent windows the first seen has the smallest code (first-seen numbering)
+            i = int(positions[np.argmax(codes == np.argmax(counts == top))])
+        positions = positions[counts[codes] > 1]
     return int((clen[i] + n - 1) * top), positions
 
 
@@ -202,8 +212,8 @@ def _all_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.
         positions = positions[positions < len(h)]
     if not len(positions):
         return 0, positions
-    _, inverse, counts = np.unique(h[positions], return_inverse=True, return_counts=True)
-    cand = positions[counts[inverse] > 1]
+    codes, counts = group_codes(h[positions])
+    cand = positions[counts[codes] > 1]
     if not len(cand):
         return 0, cand
     seen: set[int] = set()

@@ -277,3 +277,65 @@ def test_index_built_once_before_the_tasks_of_a_run(tmp_path, monkeypatch):
     assert step.prepare_run() is False  # warm: nothing built, nothing read
     monkeypatch.setattr(decontam, "cached_index", lambda *a, **k: pytest.fail("a warm cache was read"))
     assert decontam.ensure_index_cached([str(tmp_path / "qa.jsonl")], missing="error", **step._index_kw()) is False
+
+
+def test_token_codes_and_back_references_equal_their_definitions():
+    """``_Prepared``'s vectorised token codes (``first_seen_codes``) and identifier back-references (a
+    stable sort by token) equal the per-token definitions: the index of each token among the distinct
+    tokens in first-seen order, and the last earlier position of the same identifier, on random token
+    streams and on real code."""
+    import numpy as np
+
+    from assay.stages.common.codes import first_seen_codes
+    from assay.stages.signals.decontam import _Prepared, _token_info, code_tokens
+
+    rng = np.random.default_rng(3)
+    vocab = ["a", "b", "c", "def", "(", ")", ":", "x1", "return", "7", "self", "=", "if", "_z"]
+    cases = [list(rng.choice(vocab[: rng.integers(1, len(vocab))], size=rng.integers(0, 80))) for _ in range(80)]
+    cases.append(code_tokens("def f(a, b):\n    return a + b if a else f(b, a)\n" * 4))
+    for toks in cases:
+        distinct, codes = first_seen_codes(toks)
+        want_distinct = list(dict.fromkeys(toks))
+        assert distinct == want_distinct and codes.dtype == np.int64
+        assert codes.tolist() == [want_distinct.index(t) for t in toks]
+        prep = _Prepared(toks, code=True)
+        assert list(prep.vocab.items()) == [(t, i) for i, t in enumerate(want_distinct)]
+        last: dict[str, int] = {}
+        want_prev = []
+        for i, t in enumerate(toks):
+            if _token_info(t)[1]:
+                want_prev.append(last.get(t, -(10**9)))
+                last[t] = i
+            else:
+                want_prev.append(-(10**9))
+        assert prep.prev.tolist() == want_prev, toks
+
+
+def test_cached_index_loads_the_same_index_and_restores_the_collector(tmp_path, monkeypatch):
+    """The cached index (loaded with the garbage collector paused) equals the built one, and the
+    collector's state is as before the load, enabled or not."""
+    import gc
+
+    import numpy as np
+
+    from assay.stages.signals.decontam import build_index, cached_index
+
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path))
+    sets = tmp_path / "sets"
+    sets.mkdir()
+    (sets / "qa.jsonl").write_text('{"question": "What is the boiling point of water at sea level in degrees?", '
+                                   '"answer": "It is one hundred degrees Celsius at standard pressure."}\n')
+    built = build_index([str(sets)])
+    first = cached_index([str(sets)])  # builds and writes the cache
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            loaded = cached_index([str(sets)])
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+        assert loaded is not first and loaded.items == built.items
+        for mode in ("text", "code"):
+            assert np.array_equal(loaded.modes[mode].hashes, built.modes[mode].hashes)
+        assert loaded.best_match("what is the boiling point of water at sea level in degrees") == \
+            built.best_match("what is the boiling point of water at sea level in degrees")

@@ -107,7 +107,7 @@ def test_step_modules_add_the_modules_a_step_imports_when_it_runs():
 
 _THREADS_PROBE = """
 import json, os, sys
-from assay.pipeline.executors import STEP_RUNTIME_MODULES, WORKER_MODULES
+from assay.pipeline.executors import STEP_RUNTIME_MODULES, WORKER_MODULES, arrow_modules
 def threads():
     return len(os.listdir("/proc/self/task"))
 for m in STEP_RUNTIME_MODULES:
@@ -115,23 +115,43 @@ for m in STEP_RUNTIME_MODULES:
 before = threads()
 for m in [*WORKER_MODULES, "assay.pipeline.cli", *[x for v in STEP_RUNTIME_MODULES.values() for x in v]]:
     __import__(m)
-print(json.dumps([before, threads(), "pyarrow" in sys.modules]))
+had_pyarrow = "pyarrow" in sys.modules
+arrow = arrow_modules()  # what the forkserver preloads besides, in the environment it starts with
+for m in arrow or ["pyarrow"]:
+    __import__(m)
+print(json.dumps([before, threads(), had_pyarrow, arrow]))
 """
+
+
+def _probe_threads(env_conf: str | None):
+    import os
+    import subprocess
+    import sys
+
+    from assay.pipeline.executors import ARROW_JEMALLOC_ENV
+
+    env = {k: v for k, v in os.environ.items() if k != ARROW_JEMALLOC_ENV}
+    if env_conf is not None:
+        env[ARROW_JEMALLOC_ENV] = env_conf
+    out = subprocess.run([sys.executable, "-c", _THREADS_PROBE], capture_output=True, text=True, check=True, env=env)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def test_forkserver_preload_starts_no_thread():
     """The modules the forkserver preloads beyond the steps' own start no thread: it forks every worker,
-    and a fork copies no thread (pyarrow, whose import starts jemalloc's background thread, is not among
-    them)."""
-    import subprocess
-    import sys
+    and a fork copies no thread. pyarrow and pandas are among them only with pyarrow's jemalloc set to run
+    without its background thread (``arrow_modules`` sets that for the processes it starts; a user's own
+    setting is kept, and then they are not preloaded: with the thread on, importing pyarrow starts it)."""
+    from assay.pipeline.executors import ARROW_MODULES
 
     if not Path("/proc/self/task").is_dir():
         pytest.skip("needs /proc (Linux)")
-    out = subprocess.run([sys.executable, "-c", _THREADS_PROBE], capture_output=True, text=True, check=True)
-    before, after, has_pyarrow = json.loads(out.stdout.strip().splitlines()[-1])
+    before, after, had_pyarrow, arrow = _probe_threads(None)
+    assert not had_pyarrow
+    assert arrow == list(ARROW_MODULES) and "pandas" in arrow
     assert after == before
-    assert not has_pyarrow
+    before, after, had_pyarrow, arrow = _probe_threads("background_thread:true")
+    assert arrow == [] and after > before  # the user's setting: pyarrow's import starts the thread
 
 
 def test_text_normalizer_imports_ftfy_when_it_runs():
@@ -188,3 +208,45 @@ def test_loguru_library_folders_computed_once_per_process():
     assert first == cached._assay_original()  # loguru's own computation
     h = logger.add(sys.stderr, level="ERROR")
     logger.remove(h)
+
+
+def test_tasks_run_with_the_existing_objects_frozen_and_unfrozen_after(tmp_path):
+    """A task runs with the objects that existed at its start frozen (out of the collector's full
+    collections), the objects it creates collectable (a reference cycle made by a step is collected),
+    and the collector as before once it ends; a process that froze objects itself keeps its freeze."""
+    import gc
+
+    from datatrove.data import Document
+
+    from assay.pipeline.executors import frozen_gc, make_executor
+
+    seen = {}
+
+    class Cycle:
+        pass
+
+    def step(data, rank=0, world_size=1):
+        seen["frozen"] = gc.get_freeze_count()
+        c = Cycle()
+        c.me = c
+        import weakref
+
+        ref = weakref.ref(c)
+        del c
+        gc.collect()
+        seen["cycle_collected"] = ref() is None
+        yield Document(text="x", id="1")
+
+    ex = make_executor("local", [step], tasks=1, workers=1, logging_dir=str(tmp_path / "logs"), name="t")
+    assert gc.get_freeze_count() == 0
+    ex.run()
+    assert seen["frozen"] > 0 and seen["cycle_collected"]
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        n = gc.get_freeze_count()
+        with frozen_gc():
+            assert gc.get_freeze_count() == n
+        assert gc.get_freeze_count() == n
+    finally:
+        gc.unfreeze()

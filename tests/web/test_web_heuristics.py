@@ -176,3 +176,65 @@ def test_hindi_marathi_bengali_pages_pass_the_word_length_floor(shared_data):
         assert len(rows) >= 30
         lengths = [web_heuristic_signals(e.text)["prose__gopher__mean_word_length"] for e in rows]
         assert min(lengths) >= 3 and statistics.median(lengths) > 3.5, lang
+
+
+def _top_duplicate_reference(h, clen, n, positions):
+    """The n-gram statistics as first written (``np.unique`` by sorting), the reference of the grouped ones."""
+    import numpy as np
+
+    positions = np.arange(len(h)) if positions is None else positions[positions < len(h)]
+    top, i = 1, 0
+    if len(positions):
+        _, first, inverse, counts = np.unique(h[positions], return_index=True, return_inverse=True,
+                                              return_counts=True)
+        if counts.max() > 1:
+            top = int(counts.max())
+            i = int(positions[first[counts == top].min()])
+        positions = positions[counts[inverse] > 1]
+    return int((clen[i] + n - 1) * top), positions
+
+
+def _all_duplicate_candidates_reference(h, positions):
+    import numpy as np
+
+    positions = np.arange(len(h)) if positions is None else positions[positions < len(h)]
+    if not len(positions):
+        return positions
+    _, inverse, counts = np.unique(h[positions], return_inverse=True, return_counts=True)
+    return positions[counts[inverse] > 1]
+
+
+def test_grouped_ngram_statistics_equal_the_sorted_ones():
+    """``group_codes`` (a hash table, groups in first-seen order) gives what ``np.unique`` gave: the same
+    groups and sizes, the same most frequent window (the first seen among ties) and the same repeating
+    positions, on random windows with many ties and on real word streams; and ``_WordTable``'s one-pass
+    ids equal the dict-of-first-seen-words definition."""
+    import numpy as np
+
+    from assay.stages.web import heuristics as H
+
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        m = int(rng.integers(1, 60))  # (ngram_hashes yields no empty window array)
+        h = rng.integers(0, int(rng.integers(1, 12)), size=m).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        clen = rng.integers(1, 9, size=m)
+        positions = None if trial % 3 == 0 else np.flatnonzero(rng.random(m) < 0.7)
+        codes, counts = H.group_codes(h)
+        _, inverse, ucounts = np.unique(h, return_inverse=True, return_counts=True)
+        assert np.array_equal(counts[codes], ucounts[inverse])
+        assert np.array_equal(codes[:, None] == codes[None, :], h[:, None] == h[None, :])
+        if m:
+            firsts = [int(np.flatnonzero(codes == c)[0]) for c in range(len(counts))]
+            assert firsts == sorted(firsts)  # first-seen numbering
+        got = H._top_duplicate_chars(h, clen, 3, positions)
+        want = _top_duplicate_reference(h, clen, 3, positions)
+        assert got[0] == want[0] and np.array_equal(got[1], want[1])
+        assert np.array_equal(H._all_duplicate_chars(h, clen, 5, positions)[1],
+                              _all_duplicate_candidates_reference(h, positions))
+    words = split_words((PROSE + TUTORIAL) * 3) + ["the", "", "The", "the"]
+    for ws in (words, [], ["a"], list("abcabcx")):
+        table = H._WordTable(ws)
+        uniq = list(dict.fromkeys(ws))
+        assert table.uniq == uniq
+        assert table.ids.tolist() == [uniq.index(w) for w in ws]
+        assert table.lens.tolist() == [len(w) for w in ws]
