@@ -1138,19 +1138,23 @@ _RAW_OPEN_RE = re.compile(r"<s(?:cript|tyle)")
 # XHTML's self-closing anchor (``<a name="x"/>``: gtk-doc's libxml2 reference) is a start tag to an HTML
 # parser: the anchor stays open and the tree builder reopens it in every block that follows, so the rest of
 # the page reads as link text and the main-content pass drops it (libxml2's API pages lost all their
-# details). In a page that declares XHTML (an XML prolog or the XHTML namespace in its first 2 KB) it is
-# closed as the author meant. The ``/`` must follow a space, a quote or the tag name, as in the tokenizer:
-# ``<a href=/news/>`` is an unquoted value, not self-closing.
-_SELF_CLOSING_A_RE = re.compile(r"<a(\s[^<>]*[\s\"'])?/>")
+# details). In a document that starts with an XML declaration it is closed as the author meant (the scan
+# costs about 0.15 ms a page, 4% of a small page's extraction: pages that only name the XHTML namespace,
+# half of the readability corpus, are left out). The ``/`` must follow a space or a quote, as in the
+# tokenizer: ``<a href=/news/>`` is an unquoted value, not self-closing.
+_A_ENDING_IN_SLASH_RE = re.compile(r"<a(\s[^<>]*)/>")
 
 
-def _declares_xhtml(html: str) -> bool:
-    head = html[:2048]
-    return "<?xml" in head or "xhtml" in head.lower()
+def _is_xml_document(html: str) -> bool:
+    return "<?xml" in html[:256]
 
 
 def _close_self_closing_anchors(html: str) -> str:
-    return _SELF_CLOSING_A_RE.sub(r"<a\1></a>", html)
+    def close(m: re.Match) -> str:
+        attrs = m.group(1)
+        return f"<a{attrs}></a>" if attrs[-1] in " \t\n\r\f\"'" else m.group(0)
+
+    return _A_ENDING_IN_SLASH_RE.sub(close, html)
 
 
 def _drop_scripts(html: str) -> str:
@@ -1230,7 +1234,7 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
     # placeholder and link-mark characters must not come from the page itself
     if _PH_OPEN in text:  # one str scan; a lone CLOSE is inert
         text = _drop_private_chars(text)
-    xhtml = _declares_xhtml(text)
+    xhtml = _is_xml_document(text)
     text = _drop_scripts(_from_body(text))
     if xhtml:
         text = _close_self_closing_anchors(text)

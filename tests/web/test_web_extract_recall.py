@@ -147,8 +147,9 @@ def test_meal_plan_repeats_kept_real_page(shared_data):
 
 def test_xhtml_self_closing_anchor_does_not_swallow_the_page():
     """``<a name="x"/>`` in an XHTML page is an open anchor to an HTML parser, reopened in every following
-    block: the rest of the page read as link text and the main-content pass dropped it. In a page that
-    declares XHTML it is closed; ``<a href=/news/>`` (an unquoted value ending in ``/``) is left alone."""
+    block: the rest of the page read as link text and the main-content pass dropped it. In a document that
+    starts with an XML declaration it is closed; ``<a href=/news/>`` (an unquoted value ending in ``/``) is
+    left alone."""
     from assay.stages.web.extract import _close_self_closing_anchors
 
     entries = "".join(
