@@ -139,14 +139,13 @@ def warm_assay_caches(warc_dir: Path, work: Path) -> float:
     ``~/.cache/assay``), as the first run on a machine does, so that every timed run is a steady-state run.
     Returns its CPU seconds: printed beside the table, not in it."""
     from assay.pipeline.build import build_phases
+    from assay.pipeline.executors import prepare_steps
     from assay.pipeline.recipe import load_recipe
 
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.process_time()
-    for phase in build_phases(load_recipe(assay_recipe(warc_dir, work / "recipe.yaml")), work / "run"):
-        for step in phase.steps:
-            if callable(getattr(step, "prepare_run", None)):
-                step.prepare_run()
+    phases = build_phases(load_recipe(assay_recipe(warc_dir, work / "recipe.yaml")), work / "run")
+    prepare_steps([phase.steps for phase in phases])
     return time.process_time() - t0
 
 

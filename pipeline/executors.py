@@ -662,12 +662,12 @@ def _chain(executors: Sequence[PipelineExecutor]) -> list[PipelineExecutor]:
 PhaseEvent = Callable[[str, int, PipelineExecutor], None]
 
 
-def prepare_steps(chain: Sequence[PipelineExecutor]) -> None:
-    """Call ``prepare_run()`` once, in the launching process, on every step of the chain that has one (the
-    decontamination step builds its cached index): work that each task would otherwise repeat on a cold
-    cache, at the same time, on every worker (datatrove has no such hook)."""
-    for ex in chain:
-        for step in ex.pipeline:
+def prepare_steps(pipelines: Sequence[Sequence[Any]]) -> None:
+    """Call ``prepare_run()`` once, in the launching process, on every step of the pipelines that has one
+    (the decontamination step builds its cached index): work that each task would otherwise repeat on a
+    cold cache, at the same time, on every worker (datatrove has no such hook)."""
+    for pipeline in pipelines:
+        for step in pipeline:
             prepare = getattr(step, "prepare_run", None)
             if callable(prepare):
                 prepare()
@@ -689,7 +689,7 @@ def run_phases(
     chain = _chain(executors)
     if not chain:
         return []
-    prepare_steps(chain)
+    prepare_steps([ex.pipeline for ex in chain])
     kinds = {_kind_of(ex) for ex in chain}
     if len(kinds) != 1:
         raise ValueError(f"all phases of a run must use the same executor, got {sorted(kinds)}")

@@ -185,6 +185,17 @@ def roman_keys(lang: str, directory: str | None = None) -> frozenset:
     return frozenset(k for w in words if w.isascii() and len(k := roman_key(w)) >= ROMAN_KEY_MIN)
 
 
+# the main blocks of ``INDIC_SCRIPTS``, Devanagari (U+0900) to Malayalam (U+0D7F; Vedic marks of Devanagari
+# Extended never start a word): only words starting there are romanised
+_INDIC_FIRST, _INDIC_LAST = "\u0900", "\u0d7f"
+
+
+@lru_cache(maxsize=64)
+def _native_keys(lang: str | None, directory: str | None) -> frozenset:
+    """``roman_keys`` of the English list and of ``lang``'s (None: English only), once per language."""
+    return roman_keys("en", directory) | (roman_keys(lang, directory) if lang else frozenset())
+
+
 @lru_cache(maxsize=64)
 def _substring_re(subs: tuple) -> re.Pattern | None:
     return re.compile("|".join(re.escape(s) for s in subs)) if subs else None
@@ -218,10 +229,10 @@ def adult_word_count(text: str, lang: str | None, *, directory: str | None = Non
                 n = len(ph)
                 if tuple(toks[i:i + n]) == ph:
                     flags[i:i + n] = [True] * n
-    if native_script:
-        keys = roman_keys("en", directory) | (roman_keys(lang, directory) if lang and lang != "en" else frozenset())
+    if native_script and not t.isascii():
+        keys = _native_keys(lang if lang and lang != "en" else None, directory)
         for i, w in enumerate(toks):
-            if not flags[i] and not w.isascii() and native_roman_key(w) in keys:
+            if not flags[i] and _INDIC_FIRST <= w[0] <= _INDIC_LAST and native_roman_key(w) in keys:
                 flags[i] = True
     hits = sum(flags)
     n_words = len(toks)
