@@ -75,15 +75,17 @@ def _norm(s: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def load_wordlist(lang: str, directory: str | None = None) -> tuple[frozenset, frozenset, tuple]:
-    """(single words, multi-word phrases as word tuples, substrings for no-space scripts) of one
-    LDNOOBW list; empty when the language has no list."""
+def load_wordlist(lang: str, directory: str | None = None) -> tuple[frozenset, frozenset, tuple, re.Pattern | None]:
+    """(single words, multi-word phrases as word tuples, substrings for no-space scripts, joined letters) of
+    one LDNOOBW list; empty when the language has no list. An entry of single letters joined by punctuation
+    (``s&m``) matches only so joined: as a phrase of words it matched every ``s m`` of algebra and code
+    (Haskell's ``RWST r w s m a``: 166 hits on one ghc-doc page)."""
     d = Path(directory) if directory else LDNOOBW_DIR
     name = _LIST_ALIASES.get(lang, lang)
     path = d / name
     if not name or "/" in name or not path.is_file():
-        return frozenset(), frozenset(), ()
-    words, phrases, subs = set(), set(), []
+        return frozenset(), frozenset(), (), None
+    words, phrases, subs, joined = set(), set(), [], []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         w = _norm(line.strip())
         if not w or w.startswith("#"):
@@ -96,9 +98,14 @@ def load_wordlist(lang: str, directory: str | None = None) -> tuple[frozenset, f
             continue
         if len(toks) == 1:
             words.add(toks[0])
+        elif toks and all(len(t) == 1 for t in toks):
+            glue = [re.escape(g.strip()) for g in _WORD_RE.split(w)[1:-1]]
+            if all(glue):
+                joined.append(re.escape(toks[0]) + "".join(rf"\s*{g}\s*{re.escape(t)}" for g, t in zip(glue, toks[1:])))
         elif toks:
             phrases.add(toks)
-    return frozenset(words), frozenset(phrases), tuple(sorted(set(subs), key=len, reverse=True))
+    joined_re = regex.compile(r"(?<!\w)(?:" + "|".join(joined) + r")(?!\w)") if joined else None
+    return frozenset(words), frozenset(phrases), tuple(sorted(set(subs), key=len, reverse=True)), joined_re
 
 
 _KEY_SUBS = (("x", "ks"), ("ph", "f"), ("ck", "k"), ("q", "k"), ("ow", "o"), ("w", "v"), ("z", "j"),
@@ -181,7 +188,7 @@ def native_roman_key(token: str) -> str:
 @lru_cache(maxsize=64)
 def roman_keys(lang: str, directory: str | None = None) -> frozenset:
     """Keys (``roman_key``, at least ``ROMAN_KEY_MIN`` letters) of the single-word Latin entries of a list."""
-    words, _, _ = load_wordlist(lang, directory)
+    words = load_wordlist(lang, directory)[0]
     return frozenset(k for w in words if w.isascii() and len(k := roman_key(w)) >= ROMAN_KEY_MIN)
 
 
@@ -220,7 +227,7 @@ def adult_word_count(text: str, lang: str | None, *, directory: str | None = Non
     if lang and lang != "en":
         lists.append(load_wordlist(lang, directory))
     flags = [False] * len(toks)
-    for words, phrases, _ in lists:
+    for words, phrases, _, _ in lists:
         by_first = _phrases_by_first(phrases)
         for i, w in enumerate(toks):
             if w in words:
@@ -235,8 +242,11 @@ def adult_word_count(text: str, lang: str | None, *, directory: str | None = Non
             if not flags[i] and _INDIC_FIRST <= w[0] <= _INDIC_LAST and native_roman_key(w) in keys:
                 flags[i] = True
     hits = sum(flags)
+    for *_, joined_re in lists:
+        if joined_re is not None:
+            hits += sum(len(_WORD_RE.findall(m.group(0))) for m in joined_re.finditer(t))
     n_words = len(toks)
-    for _, _, subs in lists:
+    for _, _, subs, _ in lists:
         rx = _substring_re(subs)
         if rx is None:
             continue

@@ -205,3 +205,13 @@ def test_real_hplt_devanagari_rows_train_dev(shared_data: Path):
     assert not any(adult_word_share(e.text, e.lang) >= 0.03 for e in rows if e.label == 0)
     row = next(e for e in hi if e.group.endswith("a68d77e2888ff9ea597c66c324cef8d1"))  # a sex-toy raid report
     assert adult_word_count(row.text, "hi")[0] >= adult_word_count(row.text, "hi", native_script=False)[0] + 4
+
+
+def test_letters_joined_by_punctuation_match_only_so_joined():
+    """LDNOOBW's ``s&m`` is two one-letter words once tokenised; as a phrase it matched every ``s m`` of
+    algebra and code (a ghc-doc monad transformer page, ``RWST r w s m a``, had 166 hits and was dropped)."""
+    code = "evalRWST :: Monad m => RWST r w s m a -> r -> s -> m (a, w)\n" * 20
+    assert adult_word_count(code, "en")[0] == 0
+    assert adult_word_count("a club for s&m and bondage fans", "en")[0] == 3
+    assert adult_word_count("an S & M club", "en")[0] == 2
+    assert adult_word_count("sms and mms", "en")[0] == 0
