@@ -78,8 +78,9 @@ def _norm(s: str) -> str:
 def load_wordlist(lang: str, directory: str | None = None) -> tuple[frozenset, frozenset, tuple, re.Pattern | None]:
     """(single words, multi-word phrases as word tuples, substrings for no-space scripts, joined letters) of
     one LDNOOBW list; empty when the language has no list. An entry of single letters joined by punctuation
-    (``s&m``) matches only so joined: as a phrase of words it matched every ``s m`` of algebra and code
-    (Haskell's ``RWST r w s m a``: 166 hits on one ghc-doc page)."""
+    (``s&m``) matches only joined by ``&``, ``/`` or ``+`` (``S/M``, ``s & m``): as a phrase of words it
+    matched every ``s m`` of algebra and code (Haskell's ``RWST r w s m a``: 166 hits on one ghc-doc page) and
+    Catalan's ``és més``."""
     d = Path(directory) if directory else LDNOOBW_DIR
     name = _LIST_ALIASES.get(lang, lang)
     path = d / name
@@ -99,9 +100,8 @@ def load_wordlist(lang: str, directory: str | None = None) -> tuple[frozenset, f
         if len(toks) == 1:
             words.add(toks[0])
         elif toks and all(len(t) == 1 for t in toks):
-            glue = [re.escape(g.strip()) for g in _WORD_RE.split(w)[1:-1]]
-            if all(glue):
-                joined.append(re.escape(toks[0]) + "".join(rf"\s*{g}\s*{re.escape(t)}" for g, t in zip(glue, toks[1:])))
+            if all(g.strip() for g in _WORD_RE.split(w)[1:-1]):
+                joined.append(r"\s*[&/+]\s*".join(map(re.escape, toks)))
         elif toks:
             phrases.add(toks)
     joined_re = regex.compile(r"(?<!\w)(?:" + "|".join(joined) + r")(?!\w)") if joined else None

@@ -214,4 +214,6 @@ def test_letters_joined_by_punctuation_match_only_so_joined():
     assert adult_word_count(code, "en")[0] == 0
     assert adult_word_count("a club for s&m and bondage fans", "en")[0] == 3
     assert adult_word_count("an S & M club", "en")[0] == 2
+    assert adult_word_count("S/M filmy", "cs")[0] == 2
+    assert adult_word_count("el riu és més ample", "ca")[0] == 0
     assert adult_word_count("sms and mms", "en")[0] == 0
