@@ -1259,7 +1259,10 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
             # when it holds clearly more prose.
             full = extract_plain_text(tree, main_content=False, **kwargs)
             span = _densest_prose_span(full)
-            if _prose_chars(span) >= 2 * prose_main + 300 or (len(out.strip()) < 100 and len(full.strip()) > 300):
+            # a short extraction that holds a code block, math or a table is not a lost story (Sphinx's
+            # "Source code for x" pages: a title and one listing, whose footer would win the prose span)
+            if _prose_chars(span) >= 2 * prose_main + 300 or (len(out.strip()) < 100 and len(full.strip()) > 300
+                                                              and _PH_OPEN not in out):
                 out = span
         else:
             out = _restrict_to_article_body(rw, out, prose_main, story_tail)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.stages.web.extract import _find_ends, extract_html
+from assay.stages.web.extract import _find_ends, extract_html, extract_html_detailed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
@@ -173,3 +173,17 @@ def test_gtk_doc_libxml2_reference_keeps_its_details(debian_doc):
     assert "Check whether the character is part of Arabic UCS Block" in text
     assert "int\txmlUCSIsArabic\t\t\t(int code)\n" in text
     assert len(text) > 30_000
+
+
+@pytest.mark.slow
+def test_sphinx_source_code_page_keeps_its_listing(debian_doc):
+    """Sphinx's ``_modules/*`` pages (python-lxml-doc, Read the Docs theme; not a bench_e2e package) are a
+    title and one listing. The main-content pass keeps both, under 100 characters of text around the code's
+    placeholder, and the lost-story rescue took the full page's densest prose run instead: the footer ("Built
+    with Sphinx using a theme provided by Read the Docs.") and none of the listing's 1,655 lines."""
+    page = debian_doc("python-lxml-doc") / "usr/share/doc/python-lxml/html/apidoc/_modules/lxml/html.html"
+    text, stats = extract_html_detailed(page.read_bytes(), "https://lxml.de/apidoc/_modules/lxml/html.html")
+    assert stats["n_code_blocks_kept"] == 1
+    assert text.startswith("Source code for lxml.html\n\n```")
+    assert "# Copyright (c) 2004 Ian Bicking. All rights reserved." in text
+    assert "Built with Sphinx" not in text
