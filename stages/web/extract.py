@@ -142,6 +142,12 @@ _WIDGET_WORDS = frozenset(
 # "nav" itself is not a widget word: it named ~40% of all candidates on train+dev pages (nav-item, nav-link
 # inside menus that the main-content pass drops anyway) and removing it changed no page's F1 by 0.005
 _WIDGET_PREFIXES = ("advert", "cookie", "onetrust")
+# a class token that names a comment, as resiliparse's comment removal reads it ("comment", "comments",
+# "comment-body", "doc-comment"; not "fullcomment" or "commentary"), and what a reader's comment carries
+_COMMENT_TOKEN_RE = re.compile(r"(?:^|[-_])comments?(?:$|[-_])", re.I)
+_DOC_COMMENT_TAGS = frozenset(("div", "section", "dd", "li", "td"))
+_READER_COMMENT_MARKS = ("time, img, form, textarea, button, [class*=author], [class*=avatar], [class*=date], "
+                         "[class*=reply], [class*=vcard]")
 _WIDGET_PAIRS = ("more-stories", "read-more", "most-popular", "back-to-top", "backtotop", "scroll-to-top")
 
 
@@ -864,6 +870,22 @@ class _Rewriter:
             except Exception:  # noqa: BLE001
                 pass
 
+    def _spare_doc_comments(self, doc) -> None:
+        """API documentation calls its member descriptions comments (Scaladoc's ``<div class="comment
+        cmt">``, "doc-comment"), and both resiliparse's comment removal and the widget layer drop blocks so
+        named. A block (not an inline ``<span>``: Wikipedia's hidden "citation-comment" errors) named so that
+        holds code and none of a reader comment's marks (author, avatar, date, reply, form) loses the name."""
+        if not any(_COMMENT_TOKEN_RE.search(t) for t in self.class_tokens if "omment" in t):
+            return
+        for el in doc.query_selector_all('[class*="omment"]').values():
+            cls = el.getattr("class") or ""
+            kept = [t for t in cls.split() if not _COMMENT_TOKEN_RE.search(t)]
+            if (len(kept) == len(cls.split()) or el.tag not in _DOC_COMMENT_TAGS or not doc.contains(el)
+                    or el.query_selector("code, pre") is None
+                    or el.query_selector(_READER_COMMENT_MARKS) is not None):
+                continue
+            el.setattr("class", " ".join(kept))
+
     def boilerplate(self) -> None:
         doc = self.tree.document
         if doc is None:
@@ -877,6 +899,7 @@ class _Rewriter:
             # figure captions (photo credits, gallery text) are not article text; those with code or math stay
             if doc.contains(cap) and cap.query_selector("pre, code, math") is None:
                 cap.decompose()
+        self._spare_doc_comments(doc)
         # regexes over the source find the class tokens and ids that name a widget; lexbor selects them
         sel = _boilerplate_selector(self.class_tokens, self.attr_values[1])
         if not sel:

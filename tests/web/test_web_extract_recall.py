@@ -187,3 +187,30 @@ def test_sphinx_source_code_page_keeps_its_listing(debian_doc):
     assert text.startswith("Source code for lxml.html\n\n```")
     assert "# Copyright (c) 2004 Ian Bicking. All rights reserved." in text
     assert "Built with Sphinx" not in text
+
+
+def test_documentation_comments_are_not_reader_comments():
+    """Scaladoc writes each member's description as ``<div class="comment cmt">``: resiliparse's comment
+    removal and the widget layer dropped them all (a Scaladoc page kept 14 of its 35 code blocks). A block so
+    named that holds code and no mark of a reader's comment keeps its text; a reader's comment still goes."""
+    members = "".join(
+        f'<li><h4 class="signature">def fold{i}[B](z: B)(op: (B, A) => B): B</h4><div class="fullcomment">'
+        f'<div class="comment cmt"><p>Applies a binary operator to a start value and all elements of this '
+        f'collection, going left to right, number {i}; see <code>reduceLeft</code>.</p></div></div></li>'
+        for i in range(10))
+    reader = ('<div class="comment"><span class="author">Sam</span><time>May 2</time><p>Great post, I use '
+              '<code>foldLeft</code> every day and it saved my project.</p></div>')
+    html = (f'<html><body><div class="main"><h1>Seq</h1><p>A sequence of elements.</p><ul>{members}</ul>{reader}'
+            '</div></body></html>')
+    text = extract_html(html)
+    for i in range(1, 10):
+        assert f"going left to right, number {i}; see `reduceLeft`." in text
+    assert "saved my project" not in text
+
+
+@pytest.mark.slow
+def test_scaladoc_member_descriptions_kept(debian_doc):
+    page = debian_doc("scala-doc") / "usr/share/doc/scala-2.11/api/library/scala/collection/mutable/MutableList.html"
+    text, stats = extract_html_detailed(page.read_bytes(), "https://www.scala-lang.org/api/2.11/MutableList.html")
+    assert stats["n_code_blocks_kept"] == stats["n_code_blocks"] == 35
+    assert "Note that the success of a cast at runtime is modulo Scala's erasure semantics." in text
