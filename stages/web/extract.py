@@ -870,6 +870,40 @@ class _Rewriter:
             except Exception:  # noqa: BLE001
                 pass
 
+    def unwrap_layout_lists(self) -> bool:
+        """Turn the lists that lay out a documentation page into plain blocks: a ``<ul>``/``<ol>`` with an
+        item that holds a code block (javadoc 8 and groovydoc write the class and every member as
+        ``<li class="blockList"><h4>signature</h4><pre>...``; teaser and link lists hold no code block).
+        Asked only when the main-content pass kept little prose. Whether any list was turned."""
+        doc = self.tree.document
+        if doc is None:
+            return False
+        lists = []
+        for pre in self._walk()[0]:
+            if not doc.contains(pre):
+                continue
+            el = pre.parent
+            while el is not None and el.tag not in ("body", "html", None):
+                if el.tag == "li":
+                    lst = el.parent
+                    if lst is not None and lst.tag in ("ul", "ol"):
+                        lists.append(lst)
+                el = el.parent
+        turned = False
+        for lst in lists:  # innermost first: an outer list then moves the inner one's blocks
+            _check_deadline(self.deadline)
+            if not doc.contains(lst):
+                continue
+            block = self.tree.create_element("div")
+            for item in list(lst.child_nodes):
+                if item.type == 1 and item.tag == "li":
+                    div = self.tree.create_element("div")
+                    div.append(*list(item.child_nodes))
+                    block.append_child(div)
+            lst.replace_with(block)
+            turned = True
+        return turned
+
     def _spare_doc_comments(self, doc) -> None:
         """API documentation calls its member descriptions comments (Scaladoc's ``<div class="comment
         cmt">``, "doc-comment"), and both resiliparse's comment removal and the widget layer drop blocks so
@@ -1276,6 +1310,12 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
     out = extract_plain_text(tree, main_content=main_content, **kwargs)
     if main_content:
         prose_main = _prose_chars(out)
+        if prose_main < _RESCUE_BELOW and rw.unwrap_layout_lists():
+            # resiliparse's main-content pass drops list items: a page laid out as lists (javadoc 8's
+            # ul.blockList) came out empty; read it again with those lists as plain blocks
+            again = extract_plain_text(tree, main_content=True, **kwargs)
+            if _prose_chars(again) > prose_main:
+                out, prose_main = again, _prose_chars(again)
         if prose_main < _RESCUE_BELOW:
             # little prose survived the main-content heuristic: it may have dropped the article (seen on
             # unseen sites: the story gone, the menus kept). Take the full page's densest prose region

@@ -214,3 +214,36 @@ def test_scaladoc_member_descriptions_kept(debian_doc):
     text, stats = extract_html_detailed(page.read_bytes(), "https://www.scala-lang.org/api/2.11/MutableList.html")
     assert stats["n_code_blocks_kept"] == stats["n_code_blocks"] == 35
     assert "Note that the success of a cast at runtime is modulo Scala's erasure semantics." in text
+
+
+def test_pages_laid_out_as_lists_keep_their_code():
+    """resiliparse's main-content pass drops list items; javadoc 8 and groovydoc lay out the class and each
+    member as ``<ul class="blockList"><li class="blockList">``, so such a page came out empty or as the
+    densest prose run of the full page. Lists whose items hold a code block are read again as blocks."""
+    member = ('<ul class="blockList"><li class="blockList"><h4>public Object call(Map m)</h4><div class="block">'
+              '<p>Named arguments can be passed to the JSON builder instance to create a root JSON object, '
+              'as in the example below{i}.</p><pre>def json = new JsonBuilder()\njson name: "Guillaume", '
+              'age: {i}</pre></div></li></ul>')
+    body = "".join(member.replace("{i}", str(i)) for i in range(8))
+    html = (f'<html><body><div class="header"><h2>Class JsonBuilder</h2></div><div class="details"><ul class='
+            f'"blockList"><li class="blockList"><h3>Method Detail</h3>{body}</li></ul></div></body></html>')
+    text, stats = extract_html_detailed(html)
+    assert stats["n_code_blocks_kept"] == stats["n_code_blocks"] == 8
+    assert "as in the example below7." in text and 'age: 7' in text
+    # read as blocks, not as the densest prose run: the headings and the first signature stay, in order
+    assert text.startswith("Class JsonBuilder\n\nMethod Detail\n\npublic Object call(Map m)\n\nNamed arguments")
+    # a list of teasers (no code) is left to the main-content pass
+    teasers = "".join(f'<li><h3><a href="/s{i}">Story {i} headline here</a></h3><p>Teaser {i}.</p></li>'
+                      for i in range(8))
+    story = "<p>" + "The council met on Tuesday and agreed to fund the new bridge over the river. " * 12 + "</p>"
+    text = extract_html(f"<html><body><article><h1>Bridge</h1>{story}</article><ul>{teasers}</ul></body></html>")
+    assert "fund the new bridge" in text and "Teaser 3" not in text
+
+
+@pytest.mark.slow
+def test_groovydoc_class_page_keeps_its_examples(debian_doc):
+    page = debian_doc("groovy-doc") / "usr/share/doc/groovy/gapi/groovy/json/JsonBuilder.html"
+    text, stats = extract_html_detailed(page.read_bytes(), "https://docs.groovy-lang.org/gapi/groovy/json/JsonBuilder.html")
+    assert stats["n_code_blocks_kept"] >= 13  # of 15 (3 before)
+    assert "A builder for creating JSON payloads." in text
+    assert "firstName 'Guillame'" in text
