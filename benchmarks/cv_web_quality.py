@@ -14,6 +14,8 @@ the pooled out-of-fold ROC AUC is reported.
     .venv/bin/python benchmarks/cv_web_quality.py lolo-naturalness       # + char n-gram fastText feature (9 min)
     .venv/bin/python benchmarks/cv_web_quality.py web-loso [VARIANT ...] # web model, leave-one-source-out
     .venv/bin/python benchmarks/cv_web_quality.py web-scoring [VARIANT ...] # LOSO: chunked scoring x seeds, bagged
+    .venv/bin/python benchmarks/cv_web_quality.py web-ens [TAG ...]     # round 6: ensembles (@dim16, +u15m, ...) vs shipped
+    .venv/bin/python benchmarks/cv_web_quality.py web-teacher            # round 6: the distillation teacher, LOSO
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline [ISO3 ...] # held-out-language bench, other languages
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline-lid [ISO3 ...] # same, low lid confidence -> fallback
 """
@@ -124,7 +126,7 @@ def _examples(variant: str, fold: int, drop: frozenset = frozenset()):
     for name, label in srcs.items():
         if name in drop:
             continue
-        for e in cached(S[name]):
+        for e in (boiler_lines() if name == "boiler_lines" else cached(S[name])):
             if name in HUMAN and fold_of(e.group) == fold:
                 continue
             if name in ("hplt_en_unlabelled", "hplt_en_unlab_t") and e.label is not None:
@@ -132,6 +134,8 @@ def _examples(variant: str, fold: int, drop: frozenset = frozenset()):
             lab = e.label if label is None else label
             if isinstance(label, str):  # "teacher:KEY": the LOSO teacher's label for this held-out source
                 lab = teacher_labels(label.split(":", 1)[1], _HELD_OF.get(drop)).get(e.group + "\x00" + e.text[:200])
+            if variant in NO_EN_NEG and name in ("hplt_other", "turku_other_lines_all") and e.text in _english_texts(name):
+                continue  # "wrong language" negatives that lid.176 reads as English (label noise for an English model)
             if name in CLEAN_SRC.get(variant, ()) and lab in (0, 1) and not _keep_weak(name, lab, e, _HELD_OF.get(drop),
                                                                                      CLEAN_SRC[variant]):
                 continue
@@ -763,6 +767,53 @@ for _key, (_lo, _hi) in {"clean2": (0.2, 0.9), "clean3": (0.3, 0.8)}.items():
             NORMS[f"{_m}+{_key}"] = NORMS[_m]
 
 
+# line-level weak labels without any human label: the lines of a page's full-page extraction that its main text
+# (resiliparse main_content for WARC pages, the gold text for scrapinghub / readability pages) does not contain are
+# boilerplate (0: menus, cookie banners, sign-in boxes, footers); the ones it contains are running text (1). The
+# Turku English lines teach the same distinction, but never the model that scores Turku documents in LOSO.
+_PAGES = {  # name -> (full-page spec, main-text spec); unchunked, one example per page
+    "warc": ({**{k: v for k, v in S["warc_full"].items() if k not in ("chunk_chars", "max_chunks_per_doc", "min_words")}},
+             {**{k: v for k, v in S["warc_main"].items() if k not in ("chunk_chars", "max_chunks_per_doc", "min_words")}}),
+    "sh": ({k: v for k, v in S["sh_full"].items() if k not in ("chunk_chars", "max_chunks_per_doc", "min_words")},
+           {k: v for k, v in S["sh_bodies"].items() if k not in ("chunk_chars", "min_words")}),
+    "rd": ({k: v for k, v in S["rd_full"].items() if k not in ("chunk_chars", "max_chunks_per_doc", "min_words")},
+           {k: v for k, v in S["rd_gold"].items() if k not in ("chunk_chars", "max_chunks_per_doc", "min_words")}),
+}
+
+
+def boiler_lines(min_words: int = 5, per_page: int = 30) -> list:
+    """Examples: full-page lines outside the page's main text (0) and inside it (1), at most ``per_page`` each."""
+    import re
+
+    from assay.classifiers.data import Example, _h
+
+    p = CACHE / f"boiler_lines_{min_words}_{per_page}.pkl"
+    if p.exists():
+        return pickle.loads(p.read_bytes())
+    ws = lambda t: re.sub(r"\s+", " ", t).strip()  # noqa: E731
+    out = []
+    for name, (full_spec, main_spec) in _PAGES.items():
+        main = {}
+        for e in cached(main_spec):
+            g = e.group.rstrip(":")  # the text builder names a file's group "<prefix>:<stem>:"
+            main[g] = main.get(g, "") + " " + ws(e.text)
+        for e in cached(full_spec):
+            if e.group not in main or len(main[e.group].split()) < 20:
+                continue
+            by = {0: [], 1: []}
+            for ln in dict.fromkeys(ws(x) for x in e.text.splitlines()):
+                if len(ln.split()) >= min_words:
+                    lab = int(ln in main[e.group])
+                    if lab and sum(c.isascii() for c in ln if c.isalpha()) < 0.9 * sum(c.isalpha() for c in ln):
+                        continue  # running text in another language is no positive for an English model
+                    by[lab].append(ln)
+            for lab, lines in by.items():
+                lines = sorted(lines, key=lambda t: _h(0, e.group, t))[:per_page]
+                out += [Example(text=t, label=lab, group=e.group, source=f"boiler_lines_{name}") for t in lines]
+    p.write_bytes(pickle.dumps(out))
+    return out
+
+
 def teacher_loso() -> dict:
     """LOSO ROC AUC of the teacher itself on the English judgments (train+dev)."""
     from assay.classifiers.metrics import roc_auc
@@ -1043,5 +1094,34 @@ def cv_stacked_v3(variants=tuple(FALLBACK_VARIANTS), l2=30.0):
               flush=True)
 
 
+NO_EN_NEG: set[str] = set()  # variants that drop other-language negatives detected as English (lid.176 >= 0.5)
+
+
+def _english_texts(name: str) -> frozenset:
+    from assay.stages.web.langid import detect_language
+
+    p = CACHE / f"english_texts_{name}.pkl"
+    if not p.exists():
+        en = set()
+        for e in cached(S[name]):
+            code, score = detect_language(e.text[:20000])
+            if code == "en" and score >= 0.5:
+                en.add(e.text)
+        p.write_bytes(pickle.dumps(frozenset(en)))
+    return pickle.loads(p.read_bytes())
+
+
+for _m in ENS_MEMBERS:
+    _src, _bal, _ft, _rep = VARIANTS["shipped"]
+    VARIANTS[f"{_m}+noen"] = VARIANTS["shipped"]
+    NO_EN_NEG.add(f"{_m}+noen")
+    if _m in NORMS:
+        NORMS[f"{_m}+noen"] = NORMS[_m]
+    VARIANTS[f"{_m}+bl"] = ({**_src, "boiler_lines": None}, _bal, _ft, _rep)
+    if _m in NORMS:
+        NORMS[f"{_m}+bl"] = NORMS[_m]
+
+
 if __name__ == "__main__":
     _main()
+
