@@ -14,6 +14,8 @@ the pooled out-of-fold ROC AUC is reported.
     .venv/bin/python benchmarks/cv_web_quality.py lolo-naturalness       # + char n-gram fastText feature (9 min)
     .venv/bin/python benchmarks/cv_web_quality.py web-loso [VARIANT ...] # web model, leave-one-source-out
     .venv/bin/python benchmarks/cv_web_quality.py web-scoring [VARIANT ...] # LOSO: chunked scoring x seeds, bagged
+    .venv/bin/python benchmarks/cv_web_quality.py web-ens [TAG ...]     # round 6: ensembles (@dim16, +u15m, ...) vs shipped
+    .venv/bin/python benchmarks/cv_web_quality.py web-teacher            # round 6: the distillation teacher, LOSO
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline [ISO3 ...] # held-out-language bench, other languages
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline-lid [ISO3 ...] # same, low lid confidence -> fallback
 """
@@ -124,15 +126,23 @@ def _examples(variant: str, fold: int, drop: frozenset = frozenset()):
     for name, label in srcs.items():
         if name in drop:
             continue
-        for e in cached(S[name]):
+        for e in (boiler_lines() if name == "boiler_lines" else cached(S[name])):
             if name in HUMAN and fold_of(e.group) == fold:
                 continue
-            if name == "hplt_en_unlabelled" and e.label is not None:
+            if name in ("hplt_en_unlabelled", "hplt_en_unlab_t") and e.label is not None:
                 continue
             lab = e.label if label is None else label
+            if isinstance(label, str):  # "teacher:KEY": the LOSO teacher's label for this held-out source
+                lab = teacher_labels(label.split(":", 1)[1], _HELD_OF.get(drop)).get(e.group + "\x00" + e.text[:200])
+            if variant in NO_EN_NEG and name in ("hplt_other", "turku_other_lines_all") and e.text in _english_texts(name):
+                continue  # "wrong language" negatives that lid.176 reads as English (label noise for an English model)
+            if name in CLEAN_SRC.get(variant, ()) and lab in (0, 1) and not _keep_weak(name, lab, e, _HELD_OF.get(drop),
+                                                                                     CLEAN_SRC[variant]):
+                continue
             if lab in (0, 1) and e.text.strip():
                 out.append(Example(text=e.text, label=lab, group=e.group, source=name,
-                                   repeat=rep if name in HUMAN else 1))
+                                   repeat=rep if name in HUMAN else DISTILL_REPEAT.get(variant, 1)
+                                   if isinstance(label, str) else 1))
     return out, bal
 
 
@@ -413,34 +423,7 @@ def cv_web_scoring(variants=("shipped", "shipped_seed1", "shipped_seed2"), scori
 def web_paired(variants: list[str], n: int = 2000) -> dict:
     """Paired bootstrap (rows of the English judgments resampled within each source, the same rows for both) of
     pooled LOSO ROC AUC: the mean of ``variants``' probabilities minus the shipped recipe's. Models from CACHE."""
-    from assay.classifiers.metrics import roc_auc
-    from assay.classifiers.model import QualityModel
-    from assay.classifiers.text import Normalization
-
-    P = pool()
-    y = np.array([e.label for e, _ in P])
-    sets = np.array([s for _, s in P])
-
-    def scores(v):
-        out = np.full(len(P), np.nan)
-        norm = Normalization(**{"lowercase": True, "digits": "0", "max_chars": 8000, **NORMS.get(v, {})})
-        for held, path in loso_models(v).items():
-            idx = np.flatnonzero(sets == held)
-            out[idx] = QualityModel(path, name=v, normalization=norm).score([P[i][0].text for i in idx])
-        return out
-
-    base, alt = scores("shipped"), np.mean([scores(v) for v in variants], axis=0)
-    rng = np.random.default_rng(0)
-    groups = [np.flatnonzero(sets == s) for s in LOSO_DROP]
-    d = []
-    for _ in range(n):
-        i = np.concatenate([rng.choice(g, len(g)) for g in groups])
-        d.append(roc_auc(y[i], alt[i]) - roc_auc(y[i], base[i]))
-    res = {"variants": variants, "shipped": round(roc_auc(y, base), 4), "alt": round(roc_auc(y, alt), 4),
-           "diff_ci95": [round(float(x), 4) for x in np.percentile(d, [2.5, 50, 97.5])],
-           "p_alt_worse_or_equal": round(float(np.mean(np.array(d) <= 0)), 3)}
-    print(json.dumps(res), flush=True)
-    return res
+    return paired(loso_scores("shipped"), np.mean([loso_scores(v) for v in variants], axis=0), n, label="+".join(variants))
 
 
 # --- combiner: language-agnostic features -------------------------------------------------------------------
@@ -596,6 +579,258 @@ def cv_stacked_fallback(l2s=(1.0, 10.0, 30.0), hplt_ws=(1.0, 3.0)):
                                   "core_mt": round(roc_auc(y[sets == "core_mt"], oof[sets == "core_mt"]), 4)}), flush=True)
 
 
+# --- round 6: the shipped ensemble (three tokenisations) with other fastText settings; paired ensemble comparisons --
+ENS_MEMBERS = ("shipped", "shipped_digits", "shipped_nosplit")  # member variant names of the shipped ensemble
+HP = {"dim16": {"dim": 16}, "dim64": {"dim": 64}, "lr01": {"lr": 0.1}, "lr05": {"lr": 0.5}, "mc1": {"minCount": 1},
+      "mc5": {"minCount": 5}, "ova": {"loss": "ova"}, "ep4": {"epoch": 4}, "ep12": {"epoch": 12},
+      "ng3": {"wordNgrams": 3}, "char25": {"minn": 2, "maxn": 5}, "bucket1m": {"bucket": 1000000},
+      "bucket50k": {"bucket": 50000}}
+for _h, _o in HP.items():
+    for _m in ENS_MEMBERS:
+        _src, _bal, _ft, _rep = VARIANTS["shipped"]
+        VARIANTS[f"{_m}@{_h}"] = (_src, _bal, {**_ft, **_o}, _rep)
+        if _m in NORMS:
+            NORMS[f"{_m}@{_h}"] = NORMS[_m]
+
+
+def ens_members(tag: str) -> list[str]:
+    """Member variant names of the ensemble ``tag`` ("shipped": the shipped one; "@dim64": every member with
+    HP["dim64"]; "+name": every member with an extra variant suffix defined elsewhere)."""
+    return list(ENS_MEMBERS) if tag == "shipped" else [m + tag for m in ENS_MEMBERS]
+
+
+def loso_scores(v: str) -> np.ndarray:
+    """LOSO probabilities of variant ``v`` on the English pool (models trained once, cached)."""
+    from assay.classifiers.model import QualityModel
+    from assay.classifiers.text import Normalization
+
+    P = pool()
+    sets = np.array([s for _, s in P])
+    out = np.full(len(P), np.nan)
+    norm = Normalization(**{"lowercase": True, "digits": "0", "max_chars": 8000, **NORMS.get(v, {})})
+    for held, path in loso_models(v).items():
+        idx = np.flatnonzero(sets == held)
+        out[idx] = QualityModel(path, name=v, normalization=norm).score([P[i][0].text for i in idx])
+    return out
+
+
+def paired(base: np.ndarray, alt: np.ndarray, n: int = 2000, label: str = "") -> dict:
+    """Paired bootstrap of LOSO ROC AUC (rows resampled within each source): alt minus base, pooled and per source."""
+    from assay.classifiers.metrics import roc_auc
+
+    P = pool()
+    y = np.array([e.label for e, _ in P])
+    sets = np.array([s for _, s in P])
+    rng = np.random.default_rng(0)
+    groups = [np.flatnonzero(sets == s) for s in LOSO_DROP]
+    d = []
+    for _ in range(n):
+        i = np.concatenate([rng.choice(g, len(g)) for g in groups])
+        d.append(roc_auc(y[i], alt[i]) - roc_auc(y[i], base[i]))
+    res = {"alt": label, "base_pooled": round(roc_auc(y, base), 4), "alt_pooled": round(roc_auc(y, alt), 4),
+           **{f"{s}": [round(roc_auc(y[sets == s], base[sets == s]), 4), round(roc_auc(y[sets == s], alt[sets == s]), 4)]
+              for s in LOSO_DROP},
+           "diff_ci95": [round(float(x), 4) for x in np.percentile(d, [2.5, 50, 97.5])],
+           "p_alt_worse_or_equal": round(float(np.mean(np.array(d) <= 0)), 3)}
+    print(json.dumps(res), flush=True)
+    return res
+
+
+def web_ens_paired(tags: list[str]) -> list[dict]:
+    """Each ensemble tag (see ens_members) against the shipped ensemble, LOSO on train+dev, paired bootstrap."""
+    base = np.mean([loso_scores(v) for v in ens_members("shipped")], axis=0)
+    return [paired(base, np.mean([loso_scores(v) for v in ens_members(t)], axis=0), label=t) for t in tags]
+
+
+# --- round 6: distillation (FineWeb-Edu's recipe: a better teacher labels unlabelled real web text, a cheap fastText
+# model learns from those labels). Teacher, per held-out source (LOSO-honest: neither part saw that source's labels):
+# 0.5 x logit(the shipped ensemble's LOSO models) + 0.5 x logit(the combiner's fallback regression over the
+# language-independent signals, fitted on HPLT + Turku train+dev rows of every language except the held-out source's
+# English rows; hi/nn never). Its labels: the lowest ``bad_q`` of each unlabelled source (rank within the source) -> 0,
+# the highest ``good_q`` -> 1, the middle left out.
+_HELD_OF = {v: k for k, v in LOSO_DROP.items()}
+S["hplt_en_unlab_t"] = S["hplt_en_unlabelled"]  # the same rows, kept for the HPLT-held model (teacher labels only)
+DISTILL = {  # key -> (unlabelled sources, bad_q, good_q)
+    "u15": (("hplt_en_unlab_t",), 0.15, 0.15),
+    "u15m": (("hplt_en_unlab_t",), 0.15, 0.5),
+    "u25": (("hplt_en_unlab_t",), 0.25, 0.25),
+    "uw15": (("hplt_en_unlab_t", "warc_main"), 0.15, 0.15),
+    "u15mr4": (("hplt_en_unlab_t",), 0.15, 0.5, 4),  # the teacher-labelled rows repeated 4x
+}
+
+
+def _features_cached(name: str, texts: list[str]):
+    from assay.stages.web.quality import quality_features
+
+    p = CACHE / f"feat_{name}_{_feature_key()}_{len(texts)}.pkl"
+    if not p.exists():
+        p.write_bytes(pickle.dumps(quality_features(texts, models={})[0]))
+    return pickle.loads(p.read_bytes())
+
+
+def _fallback_rows():
+    """(X, y, set, lang) of the fallback's training rows: HPLT + Turku documents, train+dev, every language but hi/nn."""
+    rows = [(e, s) for s in ("hplt", "turku_docs") for e in cached(COMB_SETS[s])
+            if e.label in (0, 1) and e.text.strip() and e.lang not in ("hi", "nn")]
+    X = _features_cached("fallback_rows", [e.text for e, _ in rows])
+    return X, *(np.array(v) for v in zip(*[(e.label, s, e.lang) for e, s in rows]))
+
+
+_EXCL = {"hplt_en": ("hplt", "en"), "turku_en_docs": ("turku_docs", "en")}
+
+
+def teacher_scores(held: str, texts: list[str], name: str) -> np.ndarray:
+    """The LOSO teacher's logit for ``texts`` (cached under ``name``) when ``held`` is the held-out source."""
+    from assay.classifiers.combine import predict_logistic
+    from assay.classifiers.model import QualityModel
+    from assay.classifiers.text import Normalization
+
+    p = CACHE / f"teacher_{held}_{name}_{len(texts)}.pkl"
+    if p.exists():
+        return pickle.loads(p.read_bytes())
+    lg = lambda q: np.log(np.clip(q, 1e-4, 1 - 1e-4) / (1 - np.clip(q, 1e-4, 1 - 1e-4)))  # noqa: E731
+    ens = np.mean([QualityModel(loso_models(v)[held], name=v, normalization=Normalization(
+        **{"lowercase": True, "digits": "0", "max_chars": 8000, **NORMS.get(v, {})})).score(texts)
+        for v in ENS_MEMBERS], axis=0)
+    X, y, sets, lang = _fallback_rows()
+    s_, l_ = _EXCL[held]
+    prm, design = _fit_fallback(X, y, sets, ~((sets == s_) & (lang == l_)), 100.0, 21)
+    fb = predict_logistic(prm, design(_features_cached(name, texts)))
+    out = 0.5 * lg(ens) + 0.5 * lg(fb)
+    p.write_bytes(pickle.dumps(out))
+    return out
+
+
+def teacher_labels(key: str, held: str | None) -> dict[str, int]:
+    """(group + first 200 characters) -> teacher label of DISTILL[key]'s unlabelled rows, for held-out ``held``."""
+    if held is None:
+        raise ValueError("teacher labels exist only for leave-one-source-out models")
+    srcs, bad_q, good_q = DISTILL[key][:3]
+    out = {}
+    for src in srcs:
+        exs = [e for e in cached(S[src]) if e.label is None and e.text.strip()]
+        t = teacher_scores(held, [e.text for e in exs], src)
+        r = np.argsort(np.argsort(t)) / max(1, len(t) - 1)
+        for e, q in zip(exs, r):
+            if q < bad_q or q >= good_q:
+                out[e.group + "\x00" + e.text[:200]] = int(q >= good_q)
+    return out
+
+
+DISTILL_REPEAT: dict[str, int] = {}
+for _key, (_srcs, _b, _g, *_r) in DISTILL.items():
+    _src, _bal, _ft, _rep = VARIANTS["shipped"]
+    for _m in ENS_MEMBERS:
+        VARIANTS[f"{_m}+{_key}"] = ({**{k: v for k, v in _src.items() if k not in _srcs},
+                                     **{u: f"teacher:{_key}" for u in _srcs}}, _bal, _ft, _rep)
+        DISTILL_REPEAT[f"{_m}+{_key}"] = _r[0] if _r else 1
+        if _m in NORMS:
+            NORMS[f"{_m}+{_key}"] = NORMS[_m]
+
+
+# label noise of the weakly labelled sources (every example of a source gets the source's label: main-content
+# extractions of random pages = 1, full-page extractions = 0): drop the examples that the fallback regression (the
+# label-free language-independent signals, fitted on human labels without the held-out source's English rows; it
+# never saw these examples) calls clearly the other class. CLEAN_SRC: variant -> {source: (drop 1 below, drop 0 above)}
+WEAK_POS = ["warc_main", "enwiki", "news", "sh_bodies", "rd_gold", "ccnet"]
+WEAK_NEG = ["warc_full", "sh_full", "rd_full", "dolma_cc"]
+CLEAN_SRC: dict[str, dict[str, tuple[float, float]]] = {}
+
+
+def _fallback_probs(held: str, src: str) -> dict[str, float]:
+    from assay.classifiers.combine import predict_logistic
+
+    p = CACHE / f"fbprob_{held}_{src}.pkl"
+    if p.exists():
+        return pickle.loads(p.read_bytes())
+    exs = [e for e in cached(S[src]) if e.text.strip()]
+    X, y, sets, lang = _fallback_rows()
+    s_, l_ = _EXCL[held]
+    prm, design = _fit_fallback(X, y, sets, ~((sets == s_) & (lang == l_)), 100.0, 21)
+    pr = predict_logistic(prm, design(_features_cached(src, [e.text for e in exs])))
+    out = {e.group + "\x00" + e.text[:200]: float(q) for e, q in zip(exs, pr)}
+    p.write_bytes(pickle.dumps(out))
+    return out
+
+
+def _keep_weak(name, lab, e, held, rule) -> bool:
+    lo, hi = rule[name]
+    q = _fallback_probs(held, name).get(e.group + "\x00" + e.text[:200])
+    return q is None or (q >= lo if lab == 1 else q <= hi)
+
+
+for _key, (_lo, _hi) in {"clean2": (0.2, 0.9), "clean3": (0.3, 0.8)}.items():
+    for _m in ENS_MEMBERS:
+        VARIANTS[f"{_m}+{_key}"] = VARIANTS["shipped"]
+        CLEAN_SRC[f"{_m}+{_key}"] = {**{s_: (_lo, 2.0) for s_ in WEAK_POS}, **{s_: (-1.0, _hi) for s_ in WEAK_NEG}}
+        if _m in NORMS:
+            NORMS[f"{_m}+{_key}"] = NORMS[_m]
+
+
+# line-level weak labels without any human label: the lines of a page's full-page extraction that its main text
+# (resiliparse main_content for WARC pages, the gold text for scrapinghub / readability pages) does not contain are
+# boilerplate (0: menus, cookie banners, sign-in boxes, footers); the ones it contains are running text (1). The
+# Turku English lines teach the same distinction, but never the model that scores Turku documents in LOSO.
+_PAGES = {  # name -> (full-page spec, main-text spec); unchunked, one example per page
+    "warc": ({**{k: v for k, v in S["warc_full"].items() if k not in ("chunk_chars", "max_chunks_per_doc", "min_words")}},
+             {**{k: v for k, v in S["warc_main"].items() if k not in ("chunk_chars", "max_chunks_per_doc", "min_words")}}),
+    "sh": ({k: v for k, v in S["sh_full"].items() if k not in ("chunk_chars", "max_chunks_per_doc", "min_words")},
+           {k: v for k, v in S["sh_bodies"].items() if k not in ("chunk_chars", "min_words")}),
+    "rd": ({k: v for k, v in S["rd_full"].items() if k not in ("chunk_chars", "max_chunks_per_doc", "min_words")},
+           {k: v for k, v in S["rd_gold"].items() if k not in ("chunk_chars", "max_chunks_per_doc", "min_words")}),
+}
+
+
+def boiler_lines(min_words: int = 5, per_page: int = 30) -> list:
+    """Examples: full-page lines outside the page's main text (0) and inside it (1), at most ``per_page`` each."""
+    import re
+
+    from assay.classifiers.data import Example, _h
+
+    p = CACHE / f"boiler_lines_{min_words}_{per_page}.pkl"
+    if p.exists():
+        return pickle.loads(p.read_bytes())
+    ws = lambda t: re.sub(r"\s+", " ", t).strip()  # noqa: E731
+    out = []
+    for name, (full_spec, main_spec) in _PAGES.items():
+        main = {}
+        for e in cached(main_spec):
+            g = e.group.rstrip(":")  # the text builder names a file's group "<prefix>:<stem>:"
+            main[g] = main.get(g, "") + " " + ws(e.text)
+        for e in cached(full_spec):
+            if e.group not in main or len(main[e.group].split()) < 20:
+                continue
+            by = {0: [], 1: []}
+            for ln in dict.fromkeys(ws(x) for x in e.text.splitlines()):
+                if len(ln.split()) >= min_words:
+                    lab = int(ln in main[e.group])
+                    if lab and sum(c.isascii() for c in ln if c.isalpha()) < 0.9 * sum(c.isalpha() for c in ln):
+                        continue  # running text in another language is no positive for an English model
+                    by[lab].append(ln)
+            for lab, lines in by.items():
+                lines = sorted(lines, key=lambda t: _h(0, e.group, t))[:per_page]
+                out += [Example(text=t, label=lab, group=e.group, source=f"boiler_lines_{name}") for t in lines]
+    p.write_bytes(pickle.dumps(out))
+    return out
+
+
+def teacher_loso() -> dict:
+    """LOSO ROC AUC of the teacher itself on the English judgments (train+dev)."""
+    from assay.classifiers.metrics import roc_auc
+
+    P = pool()
+    y = np.array([e.label for e, _ in P])
+    sets = np.array([s for _, s in P])
+    t = np.full(len(P), np.nan)
+    for held in LOSO_DROP:
+        i = np.flatnonzero(sets == held)
+        t[i] = teacher_scores(held, [P[j][0].text for j in i], f"pool_{held}")
+    res = {"teacher": {s: round(roc_auc(y[sets == s], t[sets == s]), 4) for s in LOSO_DROP},
+           "pooled": round(roc_auc(y, t), 4)}
+    print(json.dumps(res), flush=True)
+    return res
+
+
 def _main():
     if sys.argv[1] == "web":
         for v in sys.argv[2:] or list(VARIANTS):
@@ -610,6 +845,10 @@ def _main():
         cv_web_scoring(tuple(sys.argv[2:]), scorings=("whole",))
     elif sys.argv[1] == "web-paired":  # paired bootstrap over the judged rows: variant/bag minus the shipped recipe
         web_paired(sys.argv[2:])
+    elif sys.argv[1] == "web-ens":  # round 6: ensembles with other fastText settings vs the shipped ensemble
+        web_ens_paired(sys.argv[2:] or [f"@{h}" for h in HP])
+    elif sys.argv[1] == "web-teacher":  # round 6: the distillation teacher's own LOSO figures
+        teacher_loso()
     elif sys.argv[1] == "lolo":
         from assay.stages.web.quality import HEURISTICS, SHAPE
         H = list(HEURISTICS)
@@ -855,5 +1094,34 @@ def cv_stacked_v3(variants=tuple(FALLBACK_VARIANTS), l2=30.0):
               flush=True)
 
 
+NO_EN_NEG: set[str] = set()  # variants that drop other-language negatives detected as English (lid.176 >= 0.5)
+
+
+def _english_texts(name: str) -> frozenset:
+    from assay.stages.web.langid import detect_language
+
+    p = CACHE / f"english_texts_{name}.pkl"
+    if not p.exists():
+        en = set()
+        for e in cached(S[name]):
+            code, score = detect_language(e.text[:20000])
+            if code == "en" and score >= 0.5:
+                en.add(e.text)
+        p.write_bytes(pickle.dumps(frozenset(en)))
+    return pickle.loads(p.read_bytes())
+
+
+for _m in ENS_MEMBERS:
+    _src, _bal, _ft, _rep = VARIANTS["shipped"]
+    VARIANTS[f"{_m}+noen"] = VARIANTS["shipped"]
+    NO_EN_NEG.add(f"{_m}+noen")
+    if _m in NORMS:
+        NORMS[f"{_m}+noen"] = NORMS[_m]
+    VARIANTS[f"{_m}+bl"] = ({**_src, "boiler_lines": None}, _bal, _ft, _rep)
+    if _m in NORMS:
+        NORMS[f"{_m}+bl"] = NORMS[_m]
+
+
 if __name__ == "__main__":
     _main()
+
