@@ -474,24 +474,26 @@ def summarize(manifest, scales, results, outputs, args) -> dict:
 
         pre = {n: pre_fidelity(manifest, pages[n], outputs[(n, scale)][2]) for n in pages}
         splits = {p["site"]: p["split"] for p in manifest}
+        tuned_sites = {site for site in pre["assay"] if corpus.tuned_on(site, splits[site])}
         rows = []
         for site in sorted(pre["assay"]):
             fw, asy = pre["fineweb"].get(site, (0, 0)), pre["assay"][site]
-            rows.append([site, splits[site], str(asy[1]), f"{fw[0] / fw[1]:.3f}" if fw[1] else "-",
-                         f"{asy[0] / asy[1]:.3f}" if asy[1] else "-"])
-        for label, sel in (("all sites", None), ("test-split sites", "test")):
-            tot = {n: [sum(v[i] for s, v in pre[n].items() if sel is None or splits[s] == sel) for i in (0, 1)]
-                   for n in pre}
-            rows.append([label, "", str(tot["assay"][1]),
+            rows.append([site, splits[site], "yes" if site in tuned_sites else "no", str(asy[1]),
+                         f"{fw[0] / fw[1]:.3f}" if fw[1] else "-", f"{asy[0] / asy[1]:.3f}" if asy[1] else "-"])
+        for label, key, keep in (("all sites", "all", lambda s: True),
+                                 ("test-split sites", "test-split", lambda s: splits[s] == "test"),
+                                 ("sites never tuned on", "untuned", lambda s: s not in tuned_sites)):
+            tot = {n: [sum(v[i] for s, v in pre[n].items() if keep(s)) for i in (0, 1)] for n in pre}
+            rows.append([label, "", "", str(tot["assay"][1]),
                          f"{tot['fineweb'][0] / tot['fineweb'][1]:.3f}" if tot["fineweb"][1] else "-",
                          f"{tot['assay'][0] / tot['assay'][1]:.3f}" if tot["assay"][1] else "-"])
-            report[f"pre_{label.split()[0]}_x{scale}"] = tot
+            report[f"pre_{key}_x{scale}"] = tot
         # one page (nodejs api/all.html) can hold a large share of all lines: the mean over sites too
         means = {n: statistics.fmean(v[0] / v[1] for v in pre[n].values() if v[1]) if pre[n] else 0.0 for n in pre}
-        rows.append(["mean over sites", "", "", f"{means['fineweb']:.3f}", f"{means['assay']:.3f}"])
+        rows.append(["mean over sites", "", "", "", f"{means['fineweb']:.3f}", f"{means['assay']:.3f}"])
         report[f"pre_site_mean_x{scale}"] = means
         table(f"<pre> lines of documentation pages present in the final output, x{scale} (target >= 0.90)",
-              ["site", "split", "pre lines", "FineWeb (anchor)", "assay"], rows)
+              ["site", "split", "tuned on", "pre lines", "FineWeb (anchor)", "assay"], rows)
 
         rows = []
         bad_gold = inconsistent_gold(manifest)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import sys
 from collections import Counter
@@ -185,3 +186,15 @@ def test_kept_text_quality_is_read_by_the_projects_quality_order():
     texts = ["The committee published its annual report on water quality in the region, with tables.",
              "Home | About | Contact | Login | Sign up | Cart | Home | About | Contact"]
     assert scorer(texts) == pytest.approx([float(x) for x in quality_score(texts)])
+
+
+def test_tuned_on_sites_are_marked_and_never_the_reserved_ones():
+    """bench_e2e marks the documentation sites whose pages were read to design rules ("tuned on"), so a
+    rehearsal with --doc-packages reports the sites never tuned on apart; the reserved packages are never
+    among them, and of the benchmark's own packages only the train and dev sites are."""
+    assert corpus.doc_site("libglib2.0-doc") == "libglib2-0-doc.test"
+    assert not any(corpus.RESERVED_PACKAGE_RE.match(p) for p in corpus.TUNED_ON_PACKAGES)
+    assert corpus.tuned_on("scala-doc.test", "test") and corpus.tuned_on("libglib2-0-doc.test", "train")
+    assert corpus.tuned_on("ruby3-1-doc.test", "dev") and corpus.tuned_on("nodejs-doc.test", "train")
+    assert not corpus.tuned_on("python-scipy-doc.test", "test")
+    assert not corpus.tuned_on("libeigen3-doc.test", "train")  # set E: measured only
