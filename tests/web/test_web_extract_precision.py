@@ -394,7 +394,8 @@ def test_credited_caption_dropped_and_source_attributions_kept():
 
 @pytest.mark.parametrize("name,caption", [
     ("typhoon_6", "(Kyodo News via AP)"),  # accuweather.com, dev
-    ("expedition_10", "Photo: Getty"),  # thenewdaily.com.au, train
+    # expedition_10's "Photo: Getty" caption now goes with its gallery block (widget word "gallery")
+    ("reef_6", "(Reuters - Dan Peled)"),  # train
     ("syrian_7", "(Photo by Amjad Ghsoun)"),  # jordantimes.com, dev
 ])
 def test_credited_caption_real_page(shared_data, name, caption):
