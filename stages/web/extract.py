@@ -141,8 +141,9 @@ _WIDGET_WORDS = frozenset(
     "tools feedback login signin recommended recommendations "
     # trafilatura's discard vocabulary, one word at a time on train+dev (issue 12, precision): metadata rows
     # ("article__meta": bylines, stamps), galleries and slides, sidebars inside the story, tag lists, hidden
-    # and aside blocks; together 31 pages better (23 ir_chaos, 4 scrapinghub, 4 readability), 1 worse
-    "meta timestamp gallery slide sidebar aside tags hidden".split())
+    # and aside blocks; together 31 pages better (23 ir_chaos, 4 scrapinghub, 4 readability), 1 worse; buttons, embeds,
+    # messages and players 12 more (8 ir_chaos), none worse
+    "meta timestamp gallery slide sidebar aside tags hidden button embed embedded message player".split())
 # "nav" itself is not a widget word: it named ~40% of all candidates on train+dev pages (nav-item, nav-link
 # inside menus that the main-content pass drops anyway) and removing it changed no page's F1 by 0.005
 _WIDGET_PREFIXES = ("advert", "cookie", "onetrust")
@@ -985,6 +986,13 @@ _DATE_LINE_RE = re.compile(
     r"\W*", re.I)
 
 
+# a byline on a line of its own, optionally dated: "By SETH BORENSTEIN", "By Eric Leister, AccuWeather
+# meteorologist", "by Jason Ditz, March 21, 2017", "March 15, 2017 by Kristen Gelineau" (train+dev: 9 such lines
+# outside the gold text; inside it only on one readability page, lwn-1's "By Jonathan Corbet")
+_BYLINE_RE = re.compile(r"(?:[•·*-]\s*)?(?:(?i:" + _MONTH + r")[^.!?]{0,20}\d{4},?\s+)?[Bb][Yy]:?\s+[A-Z@][^.!?]{1,60}")
+_BYLINE_MAX = 80
+
+
 # a publication stamp ("Published at 9:21 PM PDT on Mar 21, 2017", "Updated Date: Oct 24, 2017 02:54 pm",
 # "Posted: 8 hours, 54 mins ago"), alone or in a "|"-separated metadata line with bylines and section labels
 # ("By: Derek Strickland | Gaming News | Posted: 1 day, 18 hours ago")
@@ -1073,6 +1081,8 @@ def _restore(text: str, rw: _Rewriter) -> str:
                             or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)):
                 continue
             if 8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key) or _META_LINE_RE.match(key):
+                continue
+            if n <= _BYLINE_MAX and ("by" in key or "By" in key or "BY" in key) and _BYLINE_RE.fullmatch(key):
                 continue
             if (n <= _LABEL_TEASER_MAX and key[1:2].isupper() and key.find(":", 2, 40) > 0
                     and key[-1] not in ".!?" and _LABEL_TEASER_RE.fullmatch(key) and _norm_ws(key) != rw.title()):
@@ -1542,7 +1552,11 @@ _CTA_RE = re.compile(
     r"may (?:receive|earn) (?:a )?(?:compensation|commission)|affiliate (?:links?|commission)|links to online "
     r"retail|quotes (?:are )?delayed|all rights reserved|terms of (?:use|service)|privacy policy|click here|"
     r"(?:post|leave) a comment|join the (?:discussion|conversation)|a link has been posted to your|"
-    r"you (?:may|might) also like these))")
+    r"you (?:may|might) also like these|"
+    # syndication notices: "This article was originally published on The Conversation.", "Originally published
+    # on TeslaMondo." (at a line's start: a reference "[originally published in 1966]" stays)
+    r"^(?:(?:this|the) (?:article|story|post) )?(?:was )?(?:originally|first) (?:published|appeared) (?:on|in|at)\b|"
+    r"^(?:this|the) (?:article|story|post) was published on\b))")
 _CTA_MAX_LINE = 800
 _CTA_SHORT_LINE = 120
 # above the story's end only a short non-prose line with a newsletter pitch or a share notice that addresses the
@@ -1553,7 +1567,8 @@ _CTA_ADDRESS_RE = re.compile(r"(?i:\b(?:sign(?:ing)? up|subscribe|your?|our|adde
 # a literal of every ``_CTA_RE`` branch (lower case): pages holding none skip the line scan
 _CTA_KEYS = ("sign up", "signing up", "subscribe", "newsletter", "like us on", "follow us", "download", "we pay for",
              "may receive", "may earn", "affiliate", "links to online", "quotes", "all rights reserved", "terms of",
-             "privacy policy", "click here", "a comment", "join the", "a link has been posted", "also like these")
+             "privacy policy", "click here", "a comment", "join the", "a link has been posted", "also like these",
+             "published", "appeared")
 
 
 def _drop_tail_calls_to_action(text: str) -> str:
