@@ -142,8 +142,8 @@ _WIDGET_WORDS = frozenset(
     # trafilatura's discard vocabulary, one word at a time on train+dev (issue 12, precision): metadata rows
     # ("article__meta": bylines, stamps), galleries and slides, sidebars inside the story, tag lists, hidden
     # and aside blocks; together 31 pages better (23 ir_chaos, 4 scrapinghub, 4 readability), 1 worse; buttons, embeds,
-    # messages and players 12 more (8 ir_chaos), none worse
-    "meta timestamp gallery slide sidebar aside tags hidden button embed embedded message player".split())
+    # messages and players 12 more (8 ir_chaos), none worse; teaser touts and nav bars 4 more (ir_chaos), none worse
+    "meta timestamp gallery slide sidebar aside tags hidden button embed embedded message player tout navbar".split())
 # "nav" itself is not a widget word: it named ~40% of all candidates on train+dev pages (nav-item, nav-link
 # inside menus that the main-content pass drops anyway) and removing it changed no page's F1 by 0.005
 _WIDGET_PREFIXES = ("advert", "cookie", "onetrust")
@@ -991,6 +991,12 @@ _DATE_LINE_RE = re.compile(
 # outside the gold text; inside it only on one readability page, lwn-1's "By Jonathan Corbet")
 _BYLINE_RE = re.compile(r"(?:[•·*-]\s*)?(?:(?i:" + _MONTH + r")[^.!?]{0,20}\d{4},?\s+)?[Bb][Yy]:?\s+[A-Z@][^.!?]{1,60}")
 _BYLINE_MAX = 80
+# source and widget credits on a line of their own: "via GSM Arena", "(via Gizmodo)", "Conversation powered by
+# Livefyre", "blog comments powered by", "Featured image from Shutterstock.", "Filed in . Read more about E3"
+# (train+dev: 7 such lines outside the gold text, none inside; "... thermostat powered by Cortana" is longer)
+_CREDIT_LINE_RE = re.compile(r"(?i:[(\[]?via\s+[^.!?]{2,40}[)\]]?|[^.!?]{0,25}\bpowered by(?:\s+[^\s.!?]+){0,2}|"
+                             r"featured image (?:from|by|via|courtesy of)\s[^!?]{2,60}|filed in\s*[.:|].{0,100})")
+_CREDIT_LINE_KEYS = ("via", "Via", "owered by", "eatured image", "iled in")
 
 
 # a publication stamp ("Published at 9:21 PM PDT on Mar 21, 2017", "Updated Date: Oct 24, 2017 02:54 pm",
@@ -1081,6 +1087,8 @@ def _restore(text: str, rw: _Rewriter) -> str:
                             or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)):
                 continue
             if 8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key) or _META_LINE_RE.match(key):
+                continue
+            if n <= 120 and any(c in key for c in _CREDIT_LINE_KEYS) and _CREDIT_LINE_RE.fullmatch(key):
                 continue
             if n <= _BYLINE_MAX and ("by" in key or "By" in key or "BY" in key) and _BYLINE_RE.fullmatch(key):
                 continue
@@ -1408,15 +1416,23 @@ def _restore_article_title(text: str, rw: "_Rewriter") -> str:
     return title + "\n\n" + text if title else text
 
 
+_PROSE_ABOVE_TITLE_MAX = 200
+
+
 def _trim_before_title(text: str, title: str) -> str:
-    """Drop the lines above the page's ``<h1>`` line when no prose comes before it (menus, breadcrumbs,
-    "Skip to content", site slogans, top-of-page teasers); code, math and table placeholders stay."""
+    """Drop the lines above the page's ``<h1>`` line when at most ``_PROSE_ABOVE_TITLE_MAX`` characters of
+    prose come before it (menus, breadcrumbs, "Skip to content", site slogans, top-of-page teasers, one
+    promotional sentence: "Get Trading Recommendations ... for just $39 per month."; train+dev 2 pages better,
+    none worse); code, math and table placeholders stay."""
     if not title:
         return text
     lines = text.split("\n")
+    prose = 0
     for i, ln in enumerate(lines):
         if _is_prose(ln):
-            return text
+            prose += len(ln)
+            if prose > _PROSE_ABOVE_TITLE_MAX:
+                return text
         if ln and _norm_ws(ln) == title:
             return "\n".join([x for x in lines[:i] if _PH_OPEN in x] + lines[i:]) if i else text
     return text

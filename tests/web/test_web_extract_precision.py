@@ -211,6 +211,10 @@ REAL_PAGES = [
     ("ir_chaos", "global,warming_3", ("By SETH BORENSTEIN",), 0.97, "AP byline (0.968)"),
     ("ir_chaos", "syrian_10", ("by Jason Ditz, March 21, 2017",), 0.98, "dated byline (0.973)"),
     ("ir_chaos", "elon,musk_6", ("originally published on The Conversation",), 0.966, "syndication notice (0.964)"),
+    ("ir_chaos", "e3_7", ("Filed in . Read more about",), 0.99, "tag line (0.980)"),
+    ("ir_chaos", "android_7", ("via GSM Arena",), 0.995, "source credit line, dev (0.994)"),
+    ("ir_chaos", "bitcoin_3", ("on the Bloomberg Terminal",), 0.99, "promo tout (0.981)"),
+    ("ir_chaos", "burger_9", ("Raise Money For Breast...",), 0.985, "teaser sentence above the <h1> (0.960)"),
 ]
 
 
@@ -244,7 +248,7 @@ def test_lines_above_the_title_dropped_unless_prose_precedes():
     menu = ["Skip to content", "News > World", f"{_PH_OPEN}0{_PH_CLOSE}", "Budget passes", "",
             "Paragraph of the story with enough words in it to count as running prose for the rule."]
     assert _trim_before_title("\n".join(menu), "Budget passes").split("\n") == menu[2:]
-    prose_first = [menu[5], "Budget passes", menu[5]]
+    prose_first = [menu[5]] * 3 + ["Budget passes", menu[5]]  # over _PROSE_ABOVE_TITLE_MAX (200) of prose above
     assert _trim_before_title("\n".join(prose_first), "Budget passes") == "\n".join(prose_first)
     assert _trim_before_title("\n".join(menu), "") == "\n".join(menu)
     html = (f"<html><body><div class=top><a href=/>Home</a> <a href=/n>News</a></div><p>Breaking: site slogan here</p>"
@@ -511,3 +515,32 @@ def test_syndication_notice_after_story_dropped_reference_kept():
                "Originally published on TeslaMondo.", "The article was published on Tech In Asia."]
     out = _drop_tail_calls_to_action("\n".join(story + [ref] + notices))
     assert ref in out and all(s in out for s in story) and not any(n in out for n in notices)
+
+
+@pytest.mark.parametrize("line", ["via GSM Arena", "(via Gizmodo)", "[via Daily Express]", "Conversation powered by Livefyre",
+                                  "blog comments powered by", "Featured image from Shutterstock.",
+                                  "Filed in . Read more about E3, e3 2017 and Nintendo."])
+def test_source_and_widget_credit_lines_dropped(line):
+    html = f"<html><body><article><h1>Title</h1>{STORY}<p>{line}</p>{STORY.replace('Paragraph', 'Part')}</article></body></html>"
+    text = extract_html(html)
+    assert "Part 7 of the story" in text and line not in text
+
+
+@pytest.mark.parametrize("line", ["The phone is powered by a quad-core processor clocked at 1.5GHz.",
+                                  "Microsoft debuts new smart thermostat powered by Cortana, Windows 10, and Azure",
+                                  "Via Appia was the most important road of ancient Rome.",
+                                  "Filed in 2016, the lawsuit names three companies."])
+def test_credit_like_sentences_kept(line):
+    html = f"<html><body><article><h1>Title</h1>{STORY}<p>{line}</p>{STORY.replace('Paragraph', 'Part')}</article></body></html>"
+    assert line in extract_html(html)
+
+
+def test_one_promo_sentence_above_title_dropped_lede_kept():
+    promo = "<p>Get Trading Recommendations and Read Analysis on Example.com for just $39 per month.</p>"
+    html = f"<html><body>{promo}<article><h1>The Title</h1>{STORY}</article></body></html>"
+    text = extract_html(html)
+    assert "Get Trading Recommendations" not in text and text.startswith("The Title")
+    lede = "".join(f"<p>Lede sentence {i} runs above the headline on this page and is part of the story.</p>"
+                   for i in range(4))
+    text = extract_html(f"<html><body><article>{lede}<h1>The Title</h1>{STORY}</article></body></html>")
+    assert "Lede sentence 3" in text
