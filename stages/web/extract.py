@@ -996,7 +996,7 @@ _BYLINE_MAX = 80
 # (train+dev: 7 such lines outside the gold text, none inside; "... thermostat powered by Cortana" is longer)
 _CREDIT_LINE_RE = re.compile(r"(?i:[(\[]?via\s+[^.!?]{2,40}[)\]]?|[^.!?]{0,25}\bpowered by(?:\s+[^\s.!?]+){0,2}|"
                              r"featured image (?:from|by|via|courtesy of)\s[^!?]{2,60}|filed in\s*[.:|].{0,100})")
-_CREDIT_LINE_KEYS = ("via", "Via", "owered by", "eatured image", "iled in")
+_CREDIT_LINE_KEYS_RE = re.compile("via|Via|owered by|eatured image|iled in")  # literals first: half the CPU
 
 
 # a publication stamp ("Published at 9:21 PM PDT on Mar 21, 2017", "Updated Date: Oct 24, 2017 02:54 pm",
@@ -1078,6 +1078,9 @@ def _restore(text: str, rw: _Rewriter) -> str:
     for line in text.split("\n"):
         key = line.strip()
         n = len(key)
+        if not n:  # blank lines (about 40% of them) need none of the checks below
+            kept.append(line.rstrip(" \t"))
+            continue
         if 30 <= n <= _CREDIT_LINE_MAX and (key[-1] in ")]" or key[-1] == "." and key[-2] in ")]"
                                              or key.find(":", n - 80) >= 0) and _is_credited_caption(key):
             continue
@@ -1088,7 +1091,7 @@ def _restore(text: str, rw: _Rewriter) -> str:
                 continue
             if 8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key) or _META_LINE_RE.match(key):
                 continue
-            if n <= 120 and any(c in key for c in _CREDIT_LINE_KEYS) and _CREDIT_LINE_RE.fullmatch(key):
+            if n <= 120 and _CREDIT_LINE_KEYS_RE.search(key) and _CREDIT_LINE_RE.fullmatch(key):
                 continue
             if n <= _BYLINE_MAX and ("by" in key or "By" in key or "BY" in key) and _BYLINE_RE.fullmatch(key):
                 continue
