@@ -235,6 +235,8 @@ REAL_PAGES = [
     ("ir_chaos", "android_7", ("via GSM Arena",), 0.995, "source credit line, dev (0.994)"),
     ("ir_chaos", "bitcoin_3", ("on the Bloomberg Terminal",), 0.99, "promo tout (0.981)"),
     ("ir_chaos", "burger_9", ("Raise Money For Breast...",), 0.985, "teaser sentence above the <h1> (0.960)"),
+    ("ir_chaos", "hugh_4", ("Looking for something to watch this weekend",), 0.99, "gallery captions in prose (0.84)"),
+    ("ir_chaos", "atmosphere_10", ("Casey Reed / Sky & Telescope",), 0.96, "a caption in running prose (0.87)"),
 ]
 
 
@@ -524,3 +526,12 @@ def test_one_promo_sentence_above_title_dropped_lede_kept():
                    for i in range(4))
     text = extract_html(f"<html><body><article>{lede}<h1>The Title</h1>{STORY}</article></body></html>")
     assert "Lede sentence 3" in text
+
+
+def test_caption_with_running_prose_dropped_other_widget_prose_kept():
+    prose = " ".join(f"Sentence {i} of a long text that describes one photo of the gallery in detail." for i in range(8))
+    for cls, gone in (("caption gallery-caption", True), ("share-tools", False)):
+        html = (f'<html><body><article><h1>Title</h1>{STORY}<div class="{cls}"><p>{prose}</p></div>'
+                f"{STORY.replace('Paragraph', 'Part')}</article></body></html>")
+        text = extract_html(html)
+        assert "Part 7 of the story" in text and ("Sentence 5 of a long text" not in text) == gone
