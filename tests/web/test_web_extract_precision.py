@@ -236,6 +236,8 @@ REAL_PAGES = [
     ("ir_chaos", "bitcoin_3", ("on the Bloomberg Terminal",), 0.99, "promo tout (0.981)"),
     ("ir_chaos", "burger_9", ("Raise Money For Breast...",), 0.985, "teaser sentence above the <h1> (0.960)"),
     ("ir_chaos", "hugh_4", ("Looking for something to watch this weekend",), 0.99, "gallery captions in prose (0.84)"),
+    ("ir_chaos", "ranger_1", ("on our Digital Spy Facebook page",), 0.98, "the site's social pitch after the story (0.94)"),
+    ("ir_chaos", "nasa_8", ("We're also on Facebook",), 0.99, "the site's social pitch after the story (0.976)"),
     ("ir_chaos", "atmosphere_10", ("Casey Reed / Sky & Telescope",), 0.96, "a caption in running prose (0.87)"),
 ]
 
@@ -503,6 +505,19 @@ def test_labelled_headline_kept_as_title():
     html = (f"<html><body><article><h1>BREAKING: Senate adjourns over the deaths of two members</h1>{STORY}"
             f"</article></body></html>")
     assert "BREAKING: Senate adjourns" in extract_html(html)
+
+
+def test_site_social_pitch_after_story_dropped_author_contact_kept():
+    from assay.stages.web.extract import _drop_tail_calls_to_action
+
+    story = [f"Paragraph {i} of the story explains one more part of the events in some detail, with quotes "
+             f"and numbers." for i in range(8)]
+    contact = "David Bruce can be reached at 870-1736 or by email. Follow him on Twitter at twitter.com/ETNbruce."
+    pitches = ["Want more news? Just hit 'Like' on our Example Facebook page and 'Follow' on our Twitter account.",
+               "Be the first to know - Join our Facebook page.", "Like Truthdig on Facebook",
+               "You can follow Example.com on Twitter @example. We're also on Facebook & Google+."]
+    out = _drop_tail_calls_to_action("\n".join(story + [contact] + pitches))
+    assert contact in out and all(s in out for s in story) and not any(p in out for p in pitches)
 
 
 def test_syndication_notice_after_story_dropped_reference_kept():
