@@ -963,7 +963,8 @@ _COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|
 _META_LINE_RE = re.compile(
     r"\(?(?:also read|read also|read more|read next|related|related (?:story|stories|article|articles|link|links|"
     r"coverage)|tags|tagged|tagged with|topics|filed under|categories|hidden categories|main article|"
-    r"see also|more|more on this|recommended|lesen sie auch|mehr zum thema|lire aussi|à lire aussi|leia também|"
+    r"see also|more|more on this|recommended|don['’]?t miss|up next|watch next|explore further|related roundup|"
+    r"more information|further reading|recommended reading|trending|lesen sie auch|mehr zum thema|lire aussi|à lire aussi|leia também|"
     r"photo|photos|image|images|picture|pictures|photo credit|image credit|image source|featured image|"
     r"lead image|top image|header image|credit|credits|foto|bild)"
     r"\s*:|©|(?:copyright|\(c\))\s*(?:©\s*)?(?:\d{4}|.{0,100}(?:all rights reserved|©))|"
