@@ -1365,7 +1365,9 @@ _TEASER_HEADING_RE = re.compile(
     r"stories)|more stories|today'?s top stories|in other news|you may have missed|about the authors?|author bio|"
     r"das könnte sie auch interessieren|mehr zum thema|lesen sie auch|weitere artikel|ähnliche artikel|"
     r"meistgelesen|(?:à )?lire aussi|sur le même sujet|à voir aussi|te puede interesar|noticias relacionadas|"
-    r"leggi anche|potrebbe interessarti|leia também|相关阅读|相关文章|推荐阅读|関連記事)\W*", re.I)
+    r"leggi anche|potrebbe interessarti|leia também|相关阅读|相关文章|推荐阅读|関連記事|"
+    # the same lists named after the site: "Related posts on the Inquisitr", "Trending stories at Newsy.com"
+    r"(?:related|trending|popular|recommended|latest) (?:stories|posts|articles|news) (?:on|at|from) .{2,30})\W*", re.I)
 _TEASER_HEADING_MAX = 60
 _TEASER_MIN_PROSE_BEFORE = 0.8
 

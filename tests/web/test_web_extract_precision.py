@@ -158,7 +158,9 @@ def test_camel_case_caption_class_is_a_widget():
                                   # source and widget credits (_CREDIT_LINE_RE)
                                   "via GSM Arena", "(via Gizmodo)", "[via Daily Express]",
                                   "Conversation powered by Livefyre", "blog comments powered by",
-                                  "Featured image from Shutterstock.", "Filed in . Read more about E3, e3 2017 and Nintendo."])
+                                  "Featured image from Shutterstock.", "Filed in . Read more about E3, e3 2017 and Nintendo.",
+                                  "Up Next: New Warriors TV Show Ordered Straight To Series",
+                                  "Don’t miss: Buybacks slow in Q3, but tax reform could change that in 2017."])
 def test_metadata_lines_dropped(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line not in extract_html(html)
@@ -238,6 +240,9 @@ REAL_PAGES = [
     ("ir_chaos", "hugh_4", ("Looking for something to watch this weekend",), 0.99, "gallery captions in prose (0.84)"),
     ("ir_chaos", "ranger_1", ("on our Digital Spy Facebook page",), 0.98, "the site's social pitch after the story (0.94)"),
     ("ir_chaos", "nasa_8", ("We're also on Facebook",), 0.99, "the site's social pitch after the story (0.976)"),
+    ("ir_chaos", "reef_2", ("Explore further: Scientists mobilize",), 0.99, "labelled teaser and reference (0.979)"),
+    ("ir_chaos", "elon,musk_5", ("RELATED POSTS ON THE INQUISITR", "Tesla Model S Fire"), 0.99,
+     "teaser heading named after the site (0.927)"),
     ("ir_chaos", "atmosphere_10", ("Casey Reed / Sky & Telescope",), 0.96, "a caption in running prose (0.87)"),
 ]
 
