@@ -1582,12 +1582,15 @@ _CTA_RE = re.compile(
     r"you (?:may|might) also like these|"
     # syndication notices: "This article was originally published on The Conversation.", "Originally published
     # on TeslaMondo." (at a line's start: a reference "[originally published in 1966]" stays)
-    r"^(?:(?:this|the) (?:article|story|post) )?(?:was )?(?:originally|first) (?:published|appeared) (?:on|in|at)\b|"
-    r"^(?:this|the) (?:article|story|post) was published on\b|"
+    r"^\s*(?:(?:this|the) (?:article|story|post) )?(?:was )?(?:originally|first) (?:published|appeared) (?:on|in|at)\b|"
+    r"^\s*(?:this|the) (?:article|story|post) was published on\b|"
     # the site's own social pages ("Just hit 'Like' on our Digital Spy Facebook page", "Join our Facebook page",
     # "Like Truthdig on Facebook", "We're also on Facebook"); an author's "Follow him on Twitter" stays
     r"\b(?:on|join) our [^.!?]{0,40}(?:facebook|twitter|instagram)\b|\blike [\w.]+ on facebook\b|"
-    r"\bwe're (?:also )?on (?:facebook|twitter)\b))")
+    r"\bwe're (?:also )?on (?:facebook|twitter)\b|"
+    # pointers to more of the site: "Get the latest Microsoft stock price here.", "Read more from Alfredo, our
+    # Technology Contributor.", "Visit CNN.com/sport for more news and videos"
+    r"^\s*(?:get the latest|read more from)\b|^\s*visit \S+ for more\b))")
 _CTA_MAX_LINE = 800
 _CTA_SHORT_LINE = 120
 # above the story's end only a short non-prose line with a newsletter pitch or a share notice that addresses the
@@ -1599,7 +1602,8 @@ _CTA_ADDRESS_RE = re.compile(r"(?i:\b(?:sign(?:ing)? up|subscribe|your?|our|adde
 _CTA_KEYS = ("sign up", "signing up", "subscribe", "newsletter", "like us on", "follow us", "download", "we pay for",
              "may receive", "may earn", "affiliate", "links to online", "quotes", "all rights reserved", "terms of",
              "privacy policy", "click here", "a comment", "join the", "a link has been posted", "also like these",
-             "published", "appeared", "facebook", "twitter", "instagram")
+             "published", "appeared", "facebook", "twitter", "instagram", "get the latest", "read more from",
+             "for more")
 
 
 def _drop_tail_calls_to_action(text: str) -> str:

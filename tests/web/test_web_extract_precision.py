@@ -241,6 +241,7 @@ REAL_PAGES = [
     ("ir_chaos", "ranger_1", ("on our Digital Spy Facebook page",), 0.98, "the site's social pitch after the story (0.94)"),
     ("ir_chaos", "nasa_8", ("We're also on Facebook",), 0.99, "the site's social pitch after the story (0.976)"),
     ("ir_chaos", "reef_2", ("Explore further: Scientists mobilize",), 0.99, "labelled teaser and reference (0.979)"),
+    ("ir_chaos", "microsoft,windows_9", ("Get the latest Microsoft stock price",), 0.955, "pointer to the site (0.948)"),
     ("ir_chaos", "elon,musk_5", ("RELATED POSTS ON THE INQUISITR", "Tesla Model S Fire"), 0.99,
      "teaser heading named after the site (0.927)"),
     ("ir_chaos", "atmosphere_10", ("Casey Reed / Sky & Telescope",), 0.96, "a caption in running prose (0.87)"),
@@ -520,7 +521,9 @@ def test_site_social_pitch_after_story_dropped_author_contact_kept():
     contact = "David Bruce can be reached at 870-1736 or by email. Follow him on Twitter at twitter.com/ETNbruce."
     pitches = ["Want more news? Just hit 'Like' on our Example Facebook page and 'Follow' on our Twitter account.",
                "Be the first to know - Join our Facebook page.", "Like Truthdig on Facebook",
-               "You can follow Example.com on Twitter @example. We're also on Facebook & Google+."]
+               "You can follow Example.com on Twitter @example. We're also on Facebook & Google+.",
+               "Get the latest Example stock price here.", "Read more from Alfredo, our Technology Contributor.",
+               "      Visit CNN.com/sport for more news and videos"]
     out = _drop_tail_calls_to_action("\n".join(story + [contact] + pitches))
     assert contact in out and all(s in out for s in story) and not any(p in out for p in pitches)
 
