@@ -1580,17 +1580,17 @@ _CTA_RE = re.compile(
     r"retail|quotes (?:are )?delayed|all rights reserved|terms of (?:use|service)|privacy policy|click here|"
     r"(?:post|leave) a comment|join the (?:discussion|conversation)|a link has been posted to your|"
     r"you (?:may|might) also like these|"
-    # syndication notices: "This article was originally published on The Conversation.", "Originally published
-    # on TeslaMondo." (at a line's start: a reference "[originally published in 1966]" stays)
-    r"^\s*(?:(?:this|the) (?:article|story|post) )?(?:was )?(?:originally|first) (?:published|appeared) (?:on|in|at)\b|"
-    r"^\s*(?:this|the) (?:article|story|post) was published on\b|"
     # the site's own social pages ("Just hit 'Like' on our Digital Spy Facebook page", "Join our Facebook page",
     # "Like Truthdig on Facebook", "We're also on Facebook"); an author's "Follow him on Twitter" stays
-    r"\b(?:on|join) our [^.!?]{0,40}(?:facebook|twitter|instagram)\b|\blike [\w.]+ on facebook\b|"
-    r"\bwe're (?:also )?on (?:facebook|twitter)\b|"
-    # pointers to more of the site: "Get the latest Microsoft stock price here.", "Read more from Alfredo, our
-    # Technology Contributor.", "Visit CNN.com/sport for more news and videos"
-    r"^\s*(?:get the latest|read more from)\b|^\s*visit \S+ for more\b))")
+    r"(?:on|join) our [^.!?]{0,40}(?:facebook|twitter|instagram)\b|like [\w.]+ on facebook\b|"
+    r"we're (?:also )?on (?:facebook|twitter)\b)|"
+    # at a line's start: syndication notices ("This article was originally published on The Conversation.",
+    # "Originally published on TeslaMondo."; a reference "[originally published in 1966]" stays) and pointers to
+    # more of the site ("Get the latest Microsoft stock price here.", "Read more from Alfredo, our Technology
+    # Contributor.", "Visit CNN.com/sport for more news and videos")
+    r"^\s*(?:(?:(?:this|the) (?:article|story|post) )?(?:was )?(?:originally|first) (?:published|appeared) "
+    r"(?:on|in|at)\b|(?:this|the) (?:article|story|post) was published on\b|get the latest\b|read more from\b|"
+    r"visit \S+ for more\b))")
 _CTA_MAX_LINE = 800
 _CTA_SHORT_LINE = 120
 # above the story's end only a short non-prose line with a newsletter pitch or a share notice that addresses the
