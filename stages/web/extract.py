@@ -1589,7 +1589,7 @@ _CTA_RE = re.compile(
     # more of the site ("Get the latest Microsoft stock price here.", "Read more from Alfredo, our Technology
     # Contributor.", "Visit CNN.com/sport for more news and videos")
     r"^\s*(?:(?:(?:this|the) (?:article|story|post) )?(?:was )?(?:originally|first) (?:published|appeared) "
-    r"(?:on|in|at)\b|(?:this|the) (?:article|story|post) was published on\b|get the latest\b|read more from\b|"
+    r"(?:on|in|at)\b|(?:this|the) (?:article|story|post) was (?:published|updated)\b|get the latest\b|read more from\b|"
     r"visit \S+ for more\b))")
 _CTA_MAX_LINE = 800
 _CTA_SHORT_LINE = 120
@@ -1602,7 +1602,7 @@ _CTA_ADDRESS_RE = re.compile(r"(?i:\b(?:sign(?:ing)? up|subscribe|your?|our|adde
 _CTA_KEYS = ("sign up", "signing up", "subscribe", "newsletter", "like us on", "follow us", "download", "we pay for",
              "may receive", "may earn", "affiliate", "links to online", "quotes", "all rights reserved", "terms of",
              "privacy policy", "click here", "a comment", "join the", "a link has been posted", "also like these",
-             "published", "appeared", "facebook", "twitter", "instagram", "get the latest", "read more from",
+             "published", "updated", "appeared", "facebook", "twitter", "instagram", "get the latest", "read more from",
              "for more")
 
 

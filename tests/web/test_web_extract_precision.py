@@ -535,8 +535,11 @@ def test_syndication_notice_after_story_dropped_reference_kept():
              f"and numbers." for i in range(8)]
     ref = "3. ^ McLintock, Alexander, ed. (April 2009) [originally published in 1966]. Maori Music."
     notices = ["This article was originally published on The Conversation. Read the original article.",
-               "Originally published on TeslaMondo.", "The article was published on Tech In Asia."]
-    out = _drop_tail_calls_to_action("\n".join(story + [ref] + notices))
+               "Originally published on TeslaMondo.", "The article was published on Tech In Asia.",
+               "This article was updated March 21 at 5:15 p.m. EDT to include comments from the agency."]
+    correction = "This story has been corrected to show that authorization is for the 2017 budget year."
+    out = _drop_tail_calls_to_action("\n".join(story + [ref, correction] + notices))
+    assert correction in out
     assert ref in out and all(s in out for s in story) and not any(n in out for n in notices)
 
 
