@@ -491,7 +491,7 @@ def test_call_to_action_above_story_end_real_page(shared_data, name, line):
 
 # -- issue 12, precision pass 6: trafilatura's discard words, labelled teasers, bylines, syndication notices --
 @pytest.mark.parametrize("cls", ["entry-meta", "article__meta", "post-timestamp", "photo-gallery", "slide",
-                                 "sidebar-section", "aside", "post-tags", "hidden", "share-button",
+                                 "sidebar-section", "aside", "post-tags", "hidden", "share-tools",
                                  "video-embed", "message", "video-player"])
 def test_discard_words_name_widgets(cls):
     html = (f'<html><body><article><h1>Title</h1><div class="{cls}">Widget words here</div>{STORY}'
