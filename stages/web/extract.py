@@ -956,7 +956,9 @@ _CHROME_LINES = frozenset((
     "report a typo", "loading comments...", "loading...", "like this:", "font size:", "enlarge this image",
     "toggle caption", "hide caption", "skip advert", "continue reading", "listen to this article", "view more",
     "read full article", "read the full article", "view more news posts", "show more", "load more comments",
-    "via giphy", "please wait...", "top", "found this helpful"))
+    "via giphy", "please wait...", "top", "found this helpful",
+    # WordPress (Jetpack) like and share widgets, whose template placeholder is left unfilled without scripts
+    "%d bloggers like this:", "%d blogger menyukai ini:", "%d bloggers like this", "share this:", "rate this:"))
 # gallery counters and number-only lines ("3/31", "2 of 5", "’17", "1"): no letters, not content
 _COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|di)\s+\d+\W*$")
 # link teasers and credits on a line of their own: "Also read: ...", "MORE: ...", "Related Story: ...",

@@ -159,7 +159,7 @@ def test_camel_case_caption_class_is_a_widget():
                                   "via GSM Arena", "(via Gizmodo)", "[via Daily Express]",
                                   "Conversation powered by Livefyre", "blog comments powered by",
                                   "Featured image from Shutterstock.", "Filed in . Read more about E3, e3 2017 and Nintendo.",
-                                  "Up Next: New Warriors TV Show Ordered Straight To Series",
+                                  "Up Next: New Warriors TV Show Ordered Straight To Series", "%d bloggers like this:",
                                   "Don’t miss: Buybacks slow in Q3, but tax reform could change that in 2017."])
 def test_metadata_lines_dropped(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
