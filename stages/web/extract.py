@@ -1008,6 +1008,10 @@ _CREDIT_LINE_RE = re.compile(r"(?i:[(\[]?via\s+[^.!?]{2,40}[)\]]?|[^.!?]{0,25}\b
 _CREDIT_LINE_KEYS_RE = re.compile("via|Via|owered by|eatured image|iled in")  # literals first: half the CPU
 
 
+# a time alone ("9:28 AM ET"): a stamp's remains
+_TIME_LINE_RE = re.compile(r"\d{1,2}:\d{2}\s*[APap]\.?[Mm]\.?(?:\s*[A-Z]{1,4})?")
+
+
 # a publication stamp ("Published at 9:21 PM PDT on Mar 21, 2017", "Updated Date: Oct 24, 2017 02:54 pm",
 # "Posted: 8 hours, 54 mins ago"), alone or in a "|"-separated metadata line with bylines and section labels
 # ("By: Derek Strickland | Gaming News | Posted: 1 day, 18 hours ago")
@@ -1098,7 +1102,8 @@ def _restore(text: str, rw: _Rewriter) -> str:
                             or not key[:1].isalpha() and _COUNTER_LINE_RE.match(key)
                             or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)):
                 continue
-            if 8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key) or _META_LINE_RE.match(key):
+            if (8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key.lstrip(_CHROME_STRIP)) or _META_LINE_RE.match(key)
+                    or n <= 16 and _TIME_LINE_RE.fullmatch(key)):
                 continue
             if n <= 120 and _CREDIT_LINE_KEYS_RE.search(key) and _CREDIT_LINE_RE.fullmatch(key):
                 continue

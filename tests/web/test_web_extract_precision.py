@@ -160,6 +160,7 @@ def test_camel_case_caption_class_is_a_widget():
                                   "Conversation powered by Livefyre", "blog comments powered by",
                                   "Featured image from Shutterstock.", "Filed in . Read more about E3, e3 2017 and Nintendo.",
                                   "Up Next: New Warriors TV Show Ordered Straight To Series", "%d bloggers like this:",
+                                  "| March 27, 2017", "9:28 AM ET",
                                   "Don’t miss: Buybacks slow in Q3, but tax reform could change that in 2017."])
 def test_metadata_lines_dropped(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
@@ -182,7 +183,7 @@ def test_metadata_lines_dropped(line):
                                   "The phone is powered by a quad-core processor clocked at 1.5GHz.",
                                   "Microsoft debuts new smart thermostat powered by Cortana, Windows 10, and Azure",
                                   "Via Appia was the most important road of ancient Rome.",
-                                  "Filed in 2016, the lawsuit names three companies."])
+                                  "Filed in 2016, the lawsuit names three companies.", "9:28 AM: the polls opened."])
 def test_sentences_with_dates_or_counters_kept(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line in extract_html(html)
