@@ -22,10 +22,12 @@ technical content back:
 * boilerplate, in four layers:
   1. blocks whose class/id names a widget (``_WIDGET_WORDS``: cookie/consent banners, share bars,
      newsletter/sign-in boxes, related/recommended lists, captions, comments, ads, pagination, headers,
-     footers, nav bars incl. DocBook's ``navheader``/``navfooter``) are removed before extraction, never
+     footers, nav bars incl. DocBook's ``navheader``/``navfooter``; trafilatura's "meta", "sidebar",
+     "gallery", "slide", "tags", "hidden" ...) are removed before extraction, never
      when they hold code, math, an ``<h1>``, over 4,000 characters or running prose (5+ sentences), nor
      when the name is negated (``no-share``), nor a block named "header" that holds one link-free
-     section heading (``<div class="content header"><h2>...``); "caption" also counts as a camelCase part
+     section heading (``<div class="content header"><h2>...``); a "caption" block goes even with running
+     prose (gallery captions, ``_PROSE_WIDGET_WORDS``); "caption" also counts as a camelCase part
      (``<p class="imageCaption">``, ``_CAMEL_WORDS``); when the page marks its article body the
      search runs inside it only (everything outside is handled by 3.);
   2. resiliparse's main-content extractor;
@@ -43,8 +45,10 @@ technical content back:
      metadata lines of stamps, bylines and labels ("By: X | Gaming News | Posted: 8 hours ago",
      ``_is_stamp_line``), photo captions that end with a credit ("... (Kyodo News via AP)", "... Photo: Getty",
      ``_is_credited_caption``) and repeated short lines
-     (unless the page repeats 8+ distinct lines: a template such as a meal plan, whose repeats are content)
-     are dropped;
+     (unless the page repeats 8+ distinct lines: a template such as a meal plan, whose repeats are content),
+     teaser links under an upper-case label ("READ: ...", ``_LABEL_TEASER_RE``), bylines alone on a line
+     ("By SETH BORENSTEIN", ``_BYLINE_RE``), source and widget credits ("via GSM Arena", "Conversation powered
+     by Livefyre", ``_CREDIT_LINE_RE``) and a time alone ("9:28 AM ET") are dropped;
   5. photo-gallery runs (item counters "1/31", "2/31", ... with their captions) and, once the story has
      ended (80% of the page's prose above it), everything after a teaser heading ("You might also like",
      "Related stories", "More in ...", "Lesen Sie auch", ... ``_TEASER_HEADING_RE``) or from the first card
@@ -52,7 +56,9 @@ technical content back:
      headlines ("1. ...", "2. ...": "Most read", ``_ranked_list_start``) or an author box (a name line and
      a bio that starts with the name, ``_author_bio_start``) go, and so do lines
      with a call to action or site notice there (``_CTA_RE``: newsletter and sign-up pitches, "follow us",
-     comment prompts, affiliate and market-data disclaimers; above the story's end only short lines that address
+     comment prompts, affiliate and market-data disclaimers, syndication notices "This article was originally
+     published on ...", the site's social pages "Like X on Facebook", "Get the latest ..."; above the story's
+     end only short lines that address
      the reader: "Sign Up for the MACH newsletter"); code, math and table placeholders there stay; lines above the
      page's ``<h1>`` go when no prose precedes it (menus, breadcrumbs, slogans);
   6. when the main-content pass lost the story's headline (an ``<h1>`` inside the ``<article>`` that holds
