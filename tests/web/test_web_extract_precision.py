@@ -493,12 +493,20 @@ def test_call_to_action_above_story_end_real_page(shared_data, name, line):
 # -- issue 12, precision pass 6: trafilatura's discard words, labelled teasers, bylines, syndication notices --
 @pytest.mark.parametrize("cls", ["entry-meta", "article__meta", "post-timestamp", "photo-gallery", "slide",
                                  "sidebar-section", "aside", "post-tags", "hidden", "share-tools",
-                                 "video-embed", "message", "video-player"])
+                                 "video-embed", "video-player"])
 def test_discard_words_name_widgets(cls):
     html = (f'<html><body><article><h1>Title</h1><div class="{cls}">Widget words here</div>{STORY}'
             f"</article></body></html>")
     text = extract_html(html)
     assert "Paragraph 7 of the story" in text and "Widget words here" not in text
+
+
+def test_forum_posts_named_message_kept():
+    # forum software names its posts "message" (XenForo: <div class="message-body">): not a widget word
+    posts = "".join(f'<div class="message-body">Post {i}: I tried the patch and it works on my machine.</div>'
+                    for i in range(6))
+    text = extract_html(f"<html><body><h1>Thread</h1>{STORY}{posts}</body></html>")
+    assert "Post 5: I tried the patch" in text
 
 
 def test_discard_words_keep_prose_blocks():
