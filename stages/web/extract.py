@@ -146,11 +146,12 @@ _WIDGET_WORDS = frozenset(
     "header footer masthead navigation navheader navfooter author bio video print feed banner cta skip "
     "tools feedback login signin recommended recommendations "
     # trafilatura's discard vocabulary, one word at a time on train+dev (issue 12, precision): metadata rows
-    # ("article__meta": bylines, stamps), galleries and slides, sidebars inside the story, tag lists, hidden
-    # and aside blocks; together 31 pages better (23 ir_chaos, 4 scrapinghub, 4 readability), 1 worse; buttons, embeds,
-    # messages and players 12 more (8 ir_chaos), none worse ('button' taken back: most candidates of any word, for
-    # F1 changes under 0.0002; "message" too: forum software names its posts so); teaser touts and nav bars 4 more (ir_chaos), none worse
-    "meta timestamp gallery slide sidebar aside tags hidden embed embedded player tout navbar".split())
+    # ("article__meta": bylines, stamps; 13 pages better), galleries (8), sidebars inside the story (3), tag lists
+    # (8 better, 1 worse), hidden blocks (3), teaser touts (3), slides (2: salon-1 0.955 -> 0.986), nav bars
+    # (franchise_10 0.886 -> 0.917), embeds and players (3). Left out for their CPU (each adds candidates that
+    # lexbor selects and Python checks) against changes under 0.005 on one or two pages each: timestamp, aside,
+    # button; "message" is what forum software names its posts
+    "meta gallery sidebar tags hidden tout slide navbar embed embedded player".split())
 # "nav" itself is not a widget word: it named ~40% of all candidates on train+dev pages (nav-item, nav-link
 # inside menus that the main-content pass drops anyway) and removing it changed no page's F1 by 0.005
 _WIDGET_PREFIXES = ("advert", "cookie", "onetrust")
