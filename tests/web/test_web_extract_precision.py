@@ -492,7 +492,7 @@ def test_call_to_action_above_story_end_real_page(shared_data, name, line):
 
 # -- issue 12, precision pass 6: trafilatura's discard words, labelled teasers, bylines, syndication notices --
 @pytest.mark.parametrize("cls", ["entry-meta", "article__meta", "photo-gallery", "slide", "main-navbar",
-                                 "sidebar-section", "post-tags", "hidden", "share-tools", "story-tout",
+                                 "sidebar-section", "post-tags", "share-tools", "story-tout",
                                  "video-embed", "video-player"])
 def test_discard_words_name_widgets(cls):
     html = (f'<html><body><article><h1>Title</h1><div class="{cls}">Widget words here</div>{STORY}'
