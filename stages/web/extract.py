@@ -211,25 +211,29 @@ def _camel_split(key: str) -> str:
     return key
 
 
-def _widget_words_in(values: set[str]) -> tuple[str, set[str]]:
+_TOKEN_SEPARATORS = str.maketrans("_-", "  ")
+
+
+def _widget_words_in(values: set[str], joined: str | None = None) -> tuple[str, set[str]]:
     """(the values joined, the widget words that occur in them, lower-cased; ``_CAMEL_WORDS`` also as
-    camelCase parts: "imageCaption")."""
-    joined = " ".join(values)
+    camelCase parts: "imageCaption"). ``joined``: the values already joined (the rewriter's ``attr_text``)."""
+    if joined is None:
+        joined = " ".join(values)
     low = joined.lower()
-    found = set(low.replace("_", " ").replace("-", " ").split()) & _WIDGET_WORDS
+    found = set(_WIDGET_WORDS.intersection(low.translate(_TOKEN_SEPARATORS).split()))
     found.update(k for k in _WIDGET_PREFIXES + _WIDGET_PAIRS if k in low)
     found.update(w for w, cap in zip(_CAMEL_WORDS, _CAMEL_CAPS) if cap in joined)
     return joined, found
 
 
-def _boilerplate_selector(class_vals: set[str], id_vals: set[str]) -> str | None:
+def _boilerplate_selector(class_vals: set[str], id_vals: set[str], class_text: str | None = None) -> str | None:
     """CSS selector for the widget words (``_BOILERPLATE_CLASS_RE``) that occur in the page's class tokens
     (``[class*="share"]``) and id values (``[id*="share"]``); case-insensitive only for a word the page
     spells with capitals alone. lexbor's cost grows with the number of alternatives, so each word is asked
     only of the attribute it occurs in; candidates are re-checked token-wise by the regex."""
     sel = []
     for attr, vals in (("class", class_vals), ("id", id_vals)):
-        joined, found = _widget_words_in(vals)
+        joined, found = _widget_words_in(vals, class_text if attr == "class" else None)
         kept: list[tuple[str, bool]] = []  # (word, case-sensitive)
         for w in sorted(found, key=len):
             # case-sensitive unless the page spells the word with capitals only, or a camelCase word is
@@ -895,7 +899,7 @@ class _Rewriter:
             if doc.contains(cap) and cap.query_selector("pre, code, math") is None:
                 cap.decompose()
         # regexes over the source find the class tokens and ids that name a widget; lexbor selects them
-        sel = _boilerplate_selector(self.class_tokens, self.attr_values[1])
+        sel = _boilerplate_selector(self.class_tokens, self.attr_values[1], self.attr_text)
         if not sel:
             return
         scope = self._article_body() if _SCOPED_BOILERPLATE else None
