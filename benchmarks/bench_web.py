@@ -1,7 +1,7 @@
 """Web benchmark: assay extraction vs trafilatura (FineWeb settings), plus language ID accuracy.
 
     .venv/bin/python benchmarks/bench_web.py [--split test] [--repeats 3] [--udhr-limit 0] [--quick]
-        [--paired-rev REV]
+        [--paired-rev REV] [--fp-lines]
 
 Main table (``--split``, default ``test``; grouped by site with benchmarks/splits.py, see
 ``_web_data.site_group``): per gold corpus (ir_chaos, scrapinghub, readability), in one run, the
@@ -12,7 +12,9 @@ main_content=True): token precision, recall and F1 means, F1 median, pages below
 scores above 0.9, and pages per CPU-second (median of repeats, interleaved) with the ratio to trafilatura;
 then per corpus the 95% interval of the F1-mean difference assay - trafilatura when whole sites are
 resampled (``site_bootstrap_ci``: how much the split's few dozen sites alone move it). ``--paired-rev REV``
-adds CPU paired per page against the extractor at git revision REV (``bench_paired_speed``).
+adds CPU paired per page against the extractor at git revision REV (``bench_paired_speed``). ``--fp-lines``
+(design aid, train/dev only) prints instead, per page where assay's precision is below trafilatura's, the
+lines assay kept that the gold text does not hold.
 
 Measures, in one run, on ../shared/data:
 1. code fidelity: share of non-empty <pre> lines (every page in html/ that has <pre>) found verbatim,
@@ -130,6 +132,36 @@ def site_bootstrap_ci(groups: list[str], diffs: list[float], draws: int = 2000, 
         means.append(tot / n)
     means.sort()
     return means[int(0.025 * draws)], means[min(draws - 1, int(0.975 * draws))]
+
+
+def false_positive_lines(output: str, gold: str) -> list[str]:
+    """Lines of ``output`` (whitespace-folded) that are not in ``gold``: neither the whole line nor its first 60
+    characters (list bullets off) occur in the whitespace-folded gold text. What an extractor kept that the
+    human gold leaves out, line by line (``--fp-lines``)."""
+    g = " ".join(gold.split())
+    out = []
+    for ln in output.split("\n"):
+        s = " ".join(ln.split())
+        if s and s not in g and s.lstrip("•*- ")[:60] not in g:
+            out.append(s)
+    return out
+
+
+def dump_false_positives(split: str, corpora=GOLD_CORPORA) -> None:
+    """Per page of ``split`` where assay's token precision is below trafilatura's: both precisions and
+    recalls, then the lines assay kept that the gold text does not hold (``false_positive_lines``). A design
+    aid for the tuning splits (train, dev); never run it on test to choose rules."""
+    for corpus in corpora:
+        fresh_trafilatura()
+        for p in gold_split(corpus, split):
+            a = extract_html(p.html)
+            pa, ra, _ = token_prf(a, p.gold)
+            pt, rt, _ = token_prf(extract_html_trafilatura(p.html), p.gold)
+            if pa >= pt:
+                continue
+            print(f"== {corpus}/{p.name} ({p.group}) assay P {pa:.3f} R {ra:.3f} | trafilatura P {pt:.3f} R {rt:.3f}")
+            for ln in false_positive_lines(a, p.gold):
+                print("   -", ln[:200])
 
 
 def extractors(baseline_rev: str | None) -> dict:
@@ -391,7 +423,15 @@ def main() -> None:
     ap.add_argument("--pages", action="store_true", help="print per-page F1 of the split")
     ap.add_argument("--paired-rev", default="",
                     help="also measure CPU paired per page against the extractor at this git revision")
+    ap.add_argument("--fp-lines", action="store_true",
+                    help="only list, per page where assay's precision is below trafilatura's, the lines assay kept "
+                         "that the gold does not hold (a design aid for --split train or dev)")
     args = ap.parse_args()
+    if args.fp_lines:
+        if args.split == "test":
+            ap.error("--fp-lines is a design aid for the tuning splits (train, dev); test pages are only measured")
+        dump_false_positives(args.split)
+        return
     root = shared_data_dir()
     t0 = time.time()
     exs = extractors(args.baseline_rev)

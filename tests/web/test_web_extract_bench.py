@@ -25,3 +25,12 @@ def test_site_bootstrap_interval_resamples_whole_sites():
     assert hi == 0.0  # some draws leave the big site out entirely
     # fixed seed: the same interval every run
     assert site_bootstrap_ci(groups, diffs, draws=2000) == (lo, hi)
+
+
+def test_false_positive_lines_are_the_lines_the_gold_lacks():
+    from bench_web import false_positive_lines
+
+    gold = "Title of the story\n\nFirst paragraph of the story,\nwrapped by the gold file.\n  • a bullet item"
+    out = "Title of the story\nFirst paragraph of the story, wrapped by the gold file.\n• a bullet item\nRead more: elsewhere\n\n"
+    assert false_positive_lines(out, gold) == ["Read more: elsewhere"]
+    assert false_positive_lines("", gold) == []

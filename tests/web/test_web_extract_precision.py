@@ -77,7 +77,8 @@ def test_teaser_cards_with_bylines_after_story_dropped():
 
 
 def test_bylines_in_a_story_kept():
-    # one author's note after the story, and a live blog whose long entries each carry a byline, stay
+    # one author's note after the story, and a live blog whose long entries each carry a byline, stay (the
+    # byline lines themselves go since pass 6: a byline alone on its line, ``_BYLINE_RE``)
     note = f"<p>By Jane Doe</p><p>Jane covers science for the paper and lives in Ohio.</p>"
     entries = "".join(f"<div><p>By Reporter {i}</p><p>{'Update %d on the events, with details. ' % i * 10}</p></div>"
                       for i in range(4))
@@ -85,7 +86,7 @@ def test_bylines_in_a_story_kept():
         html = f"<html><body><article>{STORY}{tail}</article></body></html>"
         text = extract_html(html)
         assert "Paragraph 7 of the story" in text
-        assert ("Jane covers science" in text) if tail is note else text.count("By Reporter") == 4
+        assert ("Jane covers science" in text) if tail is note else text.count("on the events, with details") == 40
 
 
 def test_teaser_heading_mid_story_kept():
@@ -146,7 +147,21 @@ def test_camel_case_caption_class_is_a_widget():
                                   "Published at 9:21 PM PDT on Mar 21, 2017 | Updated at 10:24 PM PDT on Mar 21, 2017",
                                   "By: Derek Strickland | Gaming News | Posted: 8 hours, 54 mins ago",
                                   "Updated: Sat 8:31 PM, Feb 17, 2018",
-                                  "By Mohammad Ghazal - Mar 21,2017 - Last updated at Mar 21,2017"])
+                                  "By Mohammad Ghazal - Mar 21,2017 - Last updated at Mar 21,2017",
+                                  # pass 6: teaser links under an upper-case label (_LABEL_TEASER_RE)
+                                  "READ: Winter Olympics fast facts", "SEE MORE: Two Officials Are Heading To Prison",
+                                  "DISTANT LIFE: Harvard scientists theorize aliens as cause of strange sounds",
+                                  "NEWS SOURCES:Express.co.uk",
+                                  # bylines on a line of their own (_BYLINE_RE)
+                                  "By SETH BORENSTEIN", "By Eric Leister, AccuWeather meteorologist",
+                                  "by Jason Ditz, March 21, 2017", "March 15, 2017 by Kristen Gelineau",
+                                  # source and widget credits (_CREDIT_LINE_RE)
+                                  "via GSM Arena", "(via Gizmodo)", "[via Daily Express]",
+                                  "Conversation powered by Livefyre", "blog comments powered by",
+                                  "Featured image from Shutterstock.", "Filed in . Read more about E3, e3 2017 and Nintendo.",
+                                  "Up Next: New Warriors TV Show Ordered Straight To Series", "%d bloggers like this:",
+                                  "| March 27, 2017", "9:28 AM ET",
+                                  "Don’t miss: Buybacks slow in Q3, but tax reform could change that in 2017."])
 def test_metadata_lines_dropped(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line not in extract_html(html)
@@ -159,7 +174,16 @@ def test_metadata_lines_dropped(line):
                                   "Updated figures published in 2017 show that growth doubled.",
                                   "Published on Monday, the report found 2017 was warm.",
                                   "Posted 12 comments | Updated daily | By the editors",
-                                  "The plan - updated in 2017 - was dropped by the council after a vote."])
+                                  "The plan - updated in 2017 - was dropped by the council after a vote.",
+                                  # pass 6: labelled sentences, sentences that start with "By", credit-like sentences
+                                  "UPDATE: The company said on Monday that the recall covers all models.",
+                                  "NOTE: this applies to version 2 only.", "WASHINGTON: Lawmakers met.",
+                                  "By then, the damage was done and nobody could fix it.",
+                                  "By 2020 most of the cars on the road could be electric", "Bylines are written by editors",
+                                  "The phone is powered by a quad-core processor clocked at 1.5GHz.",
+                                  "Microsoft debuts new smart thermostat powered by Cortana, Windows 10, and Azure",
+                                  "Via Appia was the most important road of ancient Rome.",
+                                  "Filed in 2016, the lawsuit names three companies.", "9:28 AM: the polls opened."])
 def test_sentences_with_dates_or_counters_kept(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line in extract_html(html)
@@ -202,6 +226,29 @@ REAL_PAGES = [
     # dev pages (no train page has an author box after its story)
     ("ir_chaos", "space_4", ("Knute Berger is Mossback",), 0.98, "author box after the story (0.94)"),
     ("ir_chaos", "e3_3", ("Ron has been living it up",), 0.98, "author box after the story (0.96)"),
+    # pass 6: trafilatura's discard words as widget words, labelled teasers, bylines, syndication notices
+    ("ir_chaos", "nasa_3", ("Now That's Interesting",), 0.92, "sidebar box inside the story (0.885)"),
+    ("ir_chaos", "health_3", ("By Jon Greenberg on Saturday",), 0.985, "p.article__meta byline and stamp (0.983)"),
+    ("ir_chaos", "extinct_8", ("Tagsextinct species",), 0.945, "tag list (0.941)"),
+    ("ir_chaos", "pepsi_2", ("ANDREW KELLY | REUTERS",), 0.955, "photo in a gallery block (0.938)"),
+    ("readability", "salon-1", ("Featured Slide Shows", "Superhero Project"), 0.98, "slide-show teasers (0.955)"),
+    ("ir_chaos", "afghanistan_10", ("finally freed after 5 years",), 0.975, "embedded video player (0.964)"),
+    ("ir_chaos", "north,korea_8", ("READ: Winter Olympics fast facts",), 0.98, "CNN inline teasers, dev (0.977)"),
+    ("ir_chaos", "global,warming_3", ("By SETH BORENSTEIN",), 0.97, "AP byline (0.968)"),
+    ("ir_chaos", "syrian_10", ("by Jason Ditz, March 21, 2017",), 0.98, "dated byline (0.973)"),
+    ("ir_chaos", "elon,musk_6", ("originally published on The Conversation",), 0.966, "syndication notice (0.964)"),
+    ("ir_chaos", "e3_7", ("Filed in . Read more about",), 0.99, "tag line (0.980)"),
+    ("ir_chaos", "android_7", ("via GSM Arena",), 0.995, "source credit line, dev (0.994)"),
+    ("ir_chaos", "bitcoin_3", ("on the Bloomberg Terminal",), 0.99, "promo tout (0.981)"),
+    ("ir_chaos", "burger_9", ("Raise Money For Breast...",), 0.985, "teaser sentence above the <h1> (0.960)"),
+    ("ir_chaos", "hugh_4", ("Looking for something to watch this weekend",), 0.99, "gallery captions in prose (0.84)"),
+    ("ir_chaos", "ranger_1", ("on our Digital Spy Facebook page",), 0.98, "the site's social pitch after the story (0.94)"),
+    ("ir_chaos", "nasa_8", ("We're also on Facebook",), 0.99, "the site's social pitch after the story (0.976)"),
+    ("ir_chaos", "reef_2", ("Explore further: Scientists mobilize",), 0.99, "labelled teaser and reference (0.979)"),
+    ("ir_chaos", "microsoft,windows_9", ("Get the latest Microsoft stock price",), 0.955, "pointer to the site (0.948)"),
+    ("ir_chaos", "elon,musk_5", ("RELATED POSTS ON THE INQUISITR", "Tesla Model S Fire"), 0.99,
+     "teaser heading named after the site (0.927)"),
+    ("ir_chaos", "atmosphere_10", ("Casey Reed / Sky & Telescope",), 0.96, "a caption in running prose (0.87)"),
 ]
 
 
@@ -235,7 +282,7 @@ def test_lines_above_the_title_dropped_unless_prose_precedes():
     menu = ["Skip to content", "News > World", f"{_PH_OPEN}0{_PH_CLOSE}", "Budget passes", "",
             "Paragraph of the story with enough words in it to count as running prose for the rule."]
     assert _trim_before_title("\n".join(menu), "Budget passes").split("\n") == menu[2:]
-    prose_first = [menu[5], "Budget passes", menu[5]]
+    prose_first = [menu[5]] * 3 + ["Budget passes", menu[5]]  # over _PROSE_ABOVE_TITLE_MAX (200) of prose above
     assert _trim_before_title("\n".join(prose_first), "Budget passes") == "\n".join(prose_first)
     assert _trim_before_title("\n".join(menu), "") == "\n".join(menu)
     html = (f"<html><body><div class=top><a href=/>Home</a> <a href=/n>News</a></div><p>Breaking: site slogan here</p>"
@@ -394,7 +441,8 @@ def test_credited_caption_dropped_and_source_attributions_kept():
 
 @pytest.mark.parametrize("name,caption", [
     ("typhoon_6", "(Kyodo News via AP)"),  # accuweather.com, dev
-    ("expedition_10", "Photo: Getty"),  # thenewdaily.com.au, train
+    # expedition_10's "Photo: Getty" caption now goes with its gallery block (widget word "gallery")
+    ("reef_6", "(Reuters - Dan Peled)"),  # train
     ("syrian_7", "(Photo by Amjad Ghsoun)"),  # jordantimes.com, dev
 ])
 def test_credited_caption_real_page(shared_data, name, caption):
@@ -443,3 +491,85 @@ def test_call_to_action_above_story_end_real_page(shared_data, name, line):
     text = extract_html(page.html)
     assert line not in text
     assert _f1(page, text) > 0.8
+
+
+# -- issue 12, precision pass 6: trafilatura's discard words, labelled teasers, bylines, syndication notices --
+@pytest.mark.parametrize("cls", ["entry-meta", "article__meta", "photo-gallery", "slide", "main-navbar",
+                                 "sidebar-section", "post-tags", "share-tools", "story-tout",
+                                 "video-embed", "video-player"])
+def test_discard_words_name_widgets(cls):
+    html = (f'<html><body><article><h1>Title</h1><div class="{cls}">Widget words here</div>{STORY}'
+            f"</article></body></html>")
+    text = extract_html(html)
+    assert "Paragraph 7 of the story" in text and "Widget words here" not in text
+
+
+def test_forum_posts_named_message_kept():
+    # forum software names its posts "message" (XenForo: <div class="message-body">): not a widget word
+    posts = "".join(f'<div class="message-body">Post {i}: I tried the patch and it works on my machine.</div>'
+                    for i in range(6))
+    text = extract_html(f"<html><body><h1>Thread</h1>{STORY}{posts}</body></html>")
+    assert "Post 5: I tried the patch" in text
+
+
+def test_discard_words_keep_prose_blocks():
+    # the widget guards still hold: a "meta"/"sidebar" block holding the running story stays
+    html = f'<html><body><div class="content-meta"><h1>Title</h1>{STORY}</div></body></html>'
+    assert "Paragraph 7 of the story" in extract_html(html)
+
+
+def test_labelled_headline_kept_as_title():
+    # scrapinghub train 0dd13570: the story's own <h1> reads "BREAKING: ..."
+    html = (f"<html><body><article><h1>BREAKING: Senate adjourns over the deaths of two members</h1>{STORY}"
+            f"</article></body></html>")
+    assert "BREAKING: Senate adjourns" in extract_html(html)
+
+
+def test_site_social_pitch_after_story_dropped_author_contact_kept():
+    from assay.stages.web.extract import _drop_tail_calls_to_action
+
+    story = [f"Paragraph {i} of the story explains one more part of the events in some detail, with quotes "
+             f"and numbers." for i in range(8)]
+    contact = "David Bruce can be reached at 870-1736 or by email. Follow him on Twitter at twitter.com/ETNbruce."
+    pitches = ["Want more news? Just hit 'Like' on our Example Facebook page and 'Follow' on our Twitter account.",
+               "Be the first to know - Join our Facebook page.", "Like Truthdig on Facebook",
+               "You can follow Example.com on Twitter @example. We're also on Facebook & Google+.",
+               "Get the latest Example stock price here.", "Read more from Alfredo, our Technology Contributor.",
+               "      Visit CNN.com/sport for more news and videos"]
+    out = _drop_tail_calls_to_action("\n".join(story + [contact] + pitches))
+    assert contact in out and all(s in out for s in story) and not any(p in out for p in pitches)
+
+
+def test_syndication_notice_after_story_dropped_reference_kept():
+    from assay.stages.web.extract import _drop_tail_calls_to_action
+
+    story = [f"Paragraph {i} of the story explains one more part of the events in some detail, with quotes "
+             f"and numbers." for i in range(8)]
+    ref = "3. ^ McLintock, Alexander, ed. (April 2009) [originally published in 1966]. Maori Music."
+    notices = ["This article was originally published on The Conversation. Read the original article.",
+               "Originally published on TeslaMondo.", "The article was published on Tech In Asia.",
+               "This article was updated March 21 at 5:15 p.m. EDT to include comments from the agency."]
+    correction = "This story has been corrected to show that authorization is for the 2017 budget year."
+    out = _drop_tail_calls_to_action("\n".join(story + [ref, correction] + notices))
+    assert correction in out
+    assert ref in out and all(s in out for s in story) and not any(n in out for n in notices)
+
+
+def test_one_promo_sentence_above_title_dropped_lede_kept():
+    promo = "<p>Get Trading Recommendations and Read Analysis on Example.com for just $39 per month.</p>"
+    html = f"<html><body>{promo}<article><h1>The Title</h1>{STORY}</article></body></html>"
+    text = extract_html(html)
+    assert "Get Trading Recommendations" not in text and text.startswith("The Title")
+    lede = "".join(f"<p>Lede sentence {i} runs above the headline on this page and is part of the story.</p>"
+                   for i in range(4))
+    text = extract_html(f"<html><body><article>{lede}<h1>The Title</h1>{STORY}</article></body></html>")
+    assert "Lede sentence 3" in text
+
+
+def test_caption_with_running_prose_dropped_other_widget_prose_kept():
+    prose = " ".join(f"Sentence {i} of a long text that describes one photo of the gallery in detail." for i in range(8))
+    for cls, gone in (("caption gallery-caption", True), ("share-tools", False)):
+        html = (f'<html><body><article><h1>Title</h1>{STORY}<div class="{cls}"><p>{prose}</p></div>'
+                f"{STORY.replace('Paragraph', 'Part')}</article></body></html>")
+        text = extract_html(html)
+        assert "Part 7 of the story" in text and ("Sentence 5 of a long text" not in text) == gone
