@@ -35,7 +35,7 @@ def _heuristics(prefix: str) -> dict[str, str]:
                  "dup_line_frac", "dup_para_char_frac", "dup_para_frac", "ellipsis_word_ratio",
                  "end_ellipsis_lines_ratio", "hash_word_ratio", "mean_word_length", "top_2gram_char_frac",
                  "top_3gram_char_frac", "top_4gram_char_frac", *(f"dup_{n}gram_char_frac" for n in range(5, 11))),
-        **_names(c, "bool", "has_curly_bracket", "has_lorem_ipsum"),
+        **_names(c, "bool", "has_curly_bracket", "has_lorem_ipsum", "has_lorem_ipsum_filler"),
         **_names(c, "int", "n_lines", "n_sentences", "too_long_word_lines"),
         **_names(c, "float", "javascript_lines_frac", "kept_lines_frac", "policy_lines_frac"),
         **_names(f, "float", "char_dup_ratio", "line_punct_ratio", "list_ratio", "short_line_ratio"),

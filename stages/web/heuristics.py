@@ -310,6 +310,9 @@ def gopher_repetition_signals(text: str, words: list[str] | None = None, table: 
     return out
 
 
+_LOREM_FILLER_RE = re.compile(r"lorem\W+ipsum\W+dolor")
+
+
 def c4_signals(text: str) -> dict:
     """Values behind C4's page/line rules (datatrove C4QualityFilter, split on lines)."""
     lines = [ln.strip() for ln in text.splitlines()]
@@ -341,6 +344,9 @@ def c4_signals(text: str) -> dict:
         "kept_lines_frac": _r(kept / n_lines) if n_lines else 0.0,
         "n_sentences": n_sentences,
         "has_lorem_ipsum": "lorem ipsum" in lower,
+        # the placeholder text itself ("Lorem ipsum dolor sit amet", across line breaks too), not a mention of
+        # it ("generates some lorem ipsum for the template": Jinja's lipsum() reference)
+        "has_lorem_ipsum_filler": "lorem" in lower and _LOREM_FILLER_RE.search(lower) is not None,
         "has_curly_bracket": "{" in text,
         "javascript_lines_frac": _r(js / n_lines) if n_lines else 0.0,
         "policy_lines_frac": _r(policy / n_lines) if n_lines else 0.0,

@@ -71,7 +71,11 @@ def test_c4_and_fineweb_values():
     assert not c["has_curly_bracket"] and not c["has_lorem_ipsum"]
     c2 = c4_signals("Please enable javascript to view this page.\nWe use cookies, see our privacy policy.\nLorem ipsum dolor sit amet.\nvar x = {a: 1};")
     assert c2["javascript_lines_frac"] == 0.25 and c2["policy_lines_frac"] == 0.25
-    assert c2["has_lorem_ipsum"] and c2["has_curly_bracket"]
+    assert c2["has_lorem_ipsum"] and c2["has_curly_bracket"] and c2["has_lorem_ipsum_filler"]
+    # the placeholder text, across line breaks too, vs a mention of it (Jinja's lipsum() reference)
+    assert c4_signals("Lorem ipsum\ndolor sit\n\namet, consectetur adipisicing elit")["has_lorem_ipsum_filler"]
+    mention = c4_signals("jinja-globals.lipsum(n=5)\nGenerates some lorem ipsum for the template.")
+    assert mention["has_lorem_ipsum"] and not mention["has_lorem_ipsum_filler"]
     f = fineweb_signals(PROSE)
     assert f["line_punct_ratio"] == 1.0 and f["short_line_ratio"] == 0.0 and f["char_dup_ratio"] == 0.0
     f2 = fineweb_signals("Home\nAbout\nContact\nHome\nA real sentence that ends properly.")
