@@ -820,13 +820,16 @@ class _Rewriter:
                     fig.replace_with(repl)
                 except Exception:  # noqa: BLE001 - detached nodes etc.
                     pass
+        # in document order, an element comes before its descendants, and rewriting one (inner text or a
+        # placeholder) detaches them: inline code inside a <pre> (rewritten above) or inside another inline
+        # element is out of the document by the time it comes up, so no ancestor search is needed
+        # one query tells whether any inline code holds a <br> (most pages: none), instead of one per element
+        any_br = bool(inline) and doc.query_selector("code br, kbd br, samp br, tt br") is not None
         for c in inline:
             _check_deadline(self.deadline)
-            if not doc.contains(c) or c.closest("pre") is not None:
+            if not doc.contains(c):
                 continue
-            if c.parent is not None and hasattr(c.parent, "closest") and c.parent.closest("code, kbd, samp, tt") is not None:
-                continue
-            has_br = c.query_selector("br") is not None
+            has_br = any_br and c.query_selector("br") is not None
             txt = self._code_text(c) if has_br else (c.text or "")
             lines = [ln for ln in txt.split("\n") if ln.strip()]
             if len(lines) >= 2:
