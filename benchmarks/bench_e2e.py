@@ -9,7 +9,9 @@ at run time (rust-doc, nodejs-doc, python-django-doc, sphinx-doc, python-scipy-d
 golang-1.x-doc, python-pandas-doc). ``1x`` holds each page once, ``5x`` each page plus four copies
 with small seeded edits (near-duplicates). ``--quick`` uses a small corpus (development only).
 ``--doc-packages a,b,...`` swaps the documentation packages for others, for a check on documentation
-that no rule was tuned on (e.g. ``cmake-doc,libglib2.0-doc,erlang-doc,openjdk-17-doc,libsdl2-doc``; the
+that no rule was tuned on: the ``<pre>`` table marks the sites whose pages were read to design rules
+(``_e2e_corpus.TUNED_ON_PACKAGES``: rehearsal sets A-D and python-jinja2-doc; the train/dev sites of the
+eight) and totals the sites never tuned on apart, so choose packages outside that list. The
 reserved python3.11-doc, postgresql-doc and git-doc are refused: they stay for independent checks).
 
 Pipelines, same workers (2) and tasks (2), run interleaved (1x: FineWeb then assay, 5x: assay then
