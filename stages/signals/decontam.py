@@ -690,11 +690,26 @@ class EvalIndex:
 
     def _short_lengths(self, mode: str, vocab: dict) -> list[int]:
         """Lengths of the whole-item table of ``mode`` that can match a text with these distinct tokens."""
-        amap = self._short_anchors(mode)
+        cache = self.__dict__.setdefault("_short_sorted", {})
+        key = ("anchors_by_length", mode)
+        if key not in cache:  # anchor -> {k: its distinct tuples of further tokens}
+            by_len: dict[str, dict[int, list[tuple[str, ...]]]] = {}
+            for a, entries in self._short_anchors(mode).items():
+                for k, rest in entries:
+                    rests = by_len.setdefault(a, {}).setdefault(k, [])
+                    if rest not in rests:
+                        rests.append(rest)
+            cache[key] = by_len
+        amap = cache[key]
         heads = amap.keys() & vocab.keys()
         if "" in amap:
             heads.add("")
-        return sorted({k for a in heads for k, rest in amap[a] if all(w in vocab for w in rest)})
+        found: set[int] = set()
+        for a in heads:
+            for k, rests in amap[a].items():
+                if k not in found and any(all(w in vocab for w in rest) for rest in rests):
+                    found.add(k)
+        return sorted(found)
 
     def _main_bitmap(self, mode: str) -> np.ndarray:
         """Bitmap of the top ``_MAIN_BITMAP_BITS`` bits of the mode's n-gram hashes (built once per process)."""
