@@ -339,3 +339,54 @@ def test_cached_index_loads_the_same_index_and_restores_the_collector(tmp_path, 
             assert np.array_equal(loaded.modes[mode].hashes, built.modes[mode].hashes)
         assert loaded.best_match("what is the boiling point of water at sea level in degrees") == \
             built.best_match("what is the boiling point of water at sea level in degrees")
+
+
+def test_only_spaces_differ_and_best_match_on_pages_with_no_break_spaces(step):
+    """``normalize_prose`` of a page whose only NFKC change is no-break (and other) spaces: the short-item
+    tokens come from the lowered code tokens, with the same ``best_match`` as the definition (tokens of the
+    lowered normalised text), also with a short item planted between no-break spaces."""
+    from assay.stages.signals import decontam as D
+
+    assert D.only_spaces_differ("a b  c", "a\xa0b\u3000\u2009c")
+    assert D.only_spaces_differ("abc", "abc")
+    assert not D.only_spaces_differ("a...", "a\u2026")  # NFKC of an ellipsis is three tokens
+    assert not D.only_spaces_differ("ab", "a\xadb")  # a soft hyphen removed: not only spaces
+    assert not D.only_spaces_differ("a b", "a\tb")  # a tab is not turned into a space by NFKC
+    idx = step.index
+    k, table = next(iter(idx.short["text"].items()))
+    q = idx.items[next(iter(table.values()))].text
+    texts = ["Price:\xa010\xa0USD, see\u2009below.\n" * 30, "x\xa0" + q.replace(" ", "\xa0") + "\xa0y",
+             "Intro\xa0text.\n" + q.upper() + "\nmore\u202ftext", "no special spaces " + q]
+    new = [idx.best_match(t) for t in texts]
+    assert any(m[0] >= 1.0 for m in new[1:])
+    real = D.only_spaces_differ
+    try:
+        D.only_spaces_differ = lambda a, b: False  # the definition: tokens of the lowered normalised text
+        assert new == [idx.best_match(t) for t in texts]
+    finally:
+        D.only_spaces_differ = real
+
+
+def test_warm_index_is_shared_by_later_steps(tmp_path, monkeypatch):
+    """``warm()`` (a forkserver calls it before forking workers) loads the cached index once with its lookup
+    tables; a step unpickled afterwards (as a worker's) gets that index without reading the cache file, and
+    the same matches."""
+    import pickle
+
+    from assay.stages.signals import decontam
+
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(decontam, "_WARM", {})
+    (tmp_path / "qa.jsonl").write_text(json.dumps({"question": "What is the boiling point of water at sea level "
+                                                   "in degrees Celsius under standard pressure?", "answer": "100"}) + "\n")
+    step = Decontamination([str(tmp_path / "qa.jsonl")])
+    text = "Quiz: what is the boiling point of water at sea level in degrees Celsius under standard pressure? Yes."
+    want = step.check(text)
+    assert want["decont__match"]
+    step.warm()
+    (idx,) = decontam._WARM.values()
+    assert "_short_sorted" in idx.__dict__  # lookup tables derived once, here
+    worker_step = pickle.loads(pickle.dumps(step))
+    monkeypatch.setattr(decontam, "_load_without_gc", lambda fh: pytest.fail("the cache file was read again"))
+    assert worker_step.index is idx
+    assert worker_step.check(text) == want

@@ -250,3 +250,57 @@ def test_tasks_run_with_the_existing_objects_frozen_and_unfrozen_after(tmp_path)
         assert gc.get_freeze_count() == n
     finally:
         gc.unfreeze()
+
+
+def test_forkserver_warm_file_and_variable(tmp_path, monkeypatch):
+    """``forkserver_warm`` pickles the steps that have ``warm()`` (gated ones unwrapped) to a file named by
+    ``$ASSAY_FORKSERVER_WARM`` for the forkserver's ``assay.pipeline.warm`` import; both are gone after the
+    block. ``warm_from`` calls ``warm()`` on each, and a step whose ``warm()`` fails is skipped."""
+    import os
+
+    from assay.pipeline import warm as W
+    from assay.pipeline.executors import WARM_MODULE, forkserver_warm, warm_steps
+    from assay.stages.common.gate import SourceGate
+    from assay.stages.signals.decontam import Decontamination
+
+    monkeypatch.delenv(W.ENV, raising=False)
+    dec = Decontamination([str(tmp_path / "missing.jsonl")], missing="skip")
+    gated = SourceGate(Decontamination([str(tmp_path / "other.jsonl")], missing="skip"), ["web"])
+    assert warm_steps([[JsonlReader(str(tmp_path)), dec, gated]]) == [dec, gated.inner]
+    with forkserver_warm([[JsonlReader(str(tmp_path))]]) as mods:
+        assert mods == [] and W.ENV not in os.environ
+    with forkserver_warm([[dec, gated]]) as mods:
+        assert mods == [WARM_MODULE]
+        path = os.environ[W.ENV]
+        assert W.warm_from(path) == 2
+    assert W.ENV not in os.environ and not os.path.exists(path)
+
+
+def test_pool_run_with_the_forkserver_warm_gives_the_same_signals(tmp_path, monkeypatch):
+    """A phase run by the worker pool (forkserver, preloaded and warmed) stores the same decontamination
+    signals as the same phase run in this process, and leaves no warm file behind."""
+    import glob
+    import tempfile
+
+    from assay.stages.signals.decontam import Decontamination
+
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "qa.jsonl").write_text(json.dumps({"question": "What is the boiling point of water at sea level "
+                                                   "in degrees Celsius under standard pressure?", "answer": "100"}) + "\n")
+    docs = tmp_path / "in"
+    docs.mkdir()
+    q = "what is the boiling point of water at sea level in degrees Celsius under standard pressure?"
+    for i in range(4):
+        (docs / f"{i}.jsonl").write_text(json.dumps({"id": str(i), "text": f"page {i}: " + (q if i % 2 else "no")}) + "\n")
+    before = set(glob.glob(f"{tempfile.gettempdir()}/assay-warm-*"))
+    out = {}
+    for mode, limit in (("pool", 0), ("inline", 64)):
+        ex = make_executor("local", [JsonlReader(str(docs)), Decontamination([str(tmp_path / "qa.jsonl")]),
+                                     JsonlWriter(str(tmp_path / mode), compression=None)],
+                           tasks=2, workers=2, logging_dir=str(tmp_path / f"logs_{mode}"), name="signals",
+                           settings={"inline_max_input_mb": limit}, inline_inputs=[str(docs)])
+        run_phases([ex])
+        rows = [json.loads(x) for f in sorted((tmp_path / mode).glob("*.jsonl")) for x in f.read_text().splitlines()]
+        out[mode] = sorted((r["id"], r["metadata"]["decont__match"], r["metadata"]["decont__overlap"]) for r in rows)
+    assert out["pool"] == out["inline"] and sum(m for _, m, _ in out["pool"]) == 2
+    assert set(glob.glob(f"{tempfile.gettempdir()}/assay-warm-*")) == before
