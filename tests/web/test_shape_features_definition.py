@@ -12,14 +12,8 @@ from assay.stages.web import quality as Q
 
 def _definition(text: str) -> list[float]:
     t = text[: Q.TEXT_MAX_CHARS]
-    chars = Counter(t)
-    blocks: Counter = Counter()
-    punct = 0
-    for c, k in chars.items():
-        if c.isalpha():
-            blocks[Q._script_block(c)] += k
-        elif not c.isalnum() and not c.isspace():
-            punct += k
+    blocks = Counter(Q._script_block(c) for c in t if c.isalpha())  # character by character
+    punct = sum(1 for c in t if not c.isalnum() and not c.isspace())
     n_letters = sum(blocks.values())
     script_mix = 1.0 - max(blocks.values()) / n_letters if n_letters else 0.0
     toks = t.split()
