@@ -700,58 +700,8 @@ def run_phases(
         return _run_ray(chain, on_phase)
     cfg = getattr(chain[-1], "assay_settings", None)
     if isinstance(cfg, LocalSettings) and cfg.preload and cfg.start_method == "forkserver":
-        pipelines = [ex.pipeline for ex in chain]
-        with forkserver_warm(pipelines) as warm:
-            preload_forkserver([*worker_modules(), *step_modules(pipelines), *arrow_modules(), *warm])
-            return _run_sequential(chain, on_phase)
+        preload_forkserver([*worker_modules(), *step_modules([ex.pipeline for ex in chain]), *arrow_modules()])
     return _run_sequential(chain, on_phase)
-
-
-WARM_MODULE = "assay.pipeline.warm"
-
-
-def warm_steps(pipelines: Sequence[Sequence[Any]]) -> list:
-    """The steps of these pipelines (unwrapped from a ``SourceGate``) that load something once per process
-    before their first document (a ``warm()`` method: the decontamination index)."""
-    out: list = []
-    for pipeline in pipelines:
-        for step in pipeline:
-            for obj in (step, getattr(step, "inner", None)):
-                if obj is not None and callable(getattr(obj, "warm", None)) and not any(obj is o for o in out):
-                    out.append(obj)
-    return out
-
-
-@contextmanager
-def forkserver_warm(pipelines: Sequence[Sequence[Any]]):
-    """Yields the modules to add to the forkserver's preload so that it calls ``warm()`` on these pipelines'
-    steps once before forking workers (``[WARM_MODULE]``, or none when no step has ``warm``): the steps,
-    pickled, go to a temporary file named by ``$ASSAY_FORKSERVER_WARM``, which the forkserver reads and
-    removes. Every worker then starts with what the steps load (copy-on-write) instead of loading it
-    itself. The file and the variable are removed when the block ends (the forkserver started within
-    it or not at all)."""
-    import tempfile
-
-    import dill
-
-    from assay.pipeline.warm import ENV
-
-    steps = warm_steps(pipelines)
-    if not steps or ENV in os.environ:
-        yield []
-        return
-    fd, path = tempfile.mkstemp(prefix="assay-warm-", suffix=".pkl")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            dill.dump(steps, fh)
-        os.environ[ENV] = path
-        yield [WARM_MODULE]
-    finally:
-        os.environ.pop(ENV, None)
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
 
 
 def _run_sequential(chain: list[PipelineExecutor], on_phase: PhaseEvent | None = None) -> list:

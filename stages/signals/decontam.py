@@ -780,12 +780,6 @@ def _load_without_gc(fh):
             gc.enable()
 
 
-# indexes a process loaded ahead of its tasks (``Decontamination.warm``: the forkserver loads the index once,
-# and every worker forked from it starts with it), by cache path; the path's key covers the parameters and
-# the eval-set files' paths, sizes and modification times, so a changed eval set is never served from here
-_WARM: dict[str, EvalIndex] = {}
-
-
 def cached_index(eval_sets: list[str], *, missing: str = "error", **kw) -> EvalIndex:
     """``build_index`` with an on-disk cache (``$ASSAY_CACHE_DIR`` or ``~/.cache/assay``/decontam),
     keyed by the parameters and the eval-set files' paths, sizes and modification times, so the
@@ -793,8 +787,6 @@ def cached_index(eval_sets: list[str], *, missing: str = "error", **kw) -> EvalI
     import pickle
 
     path = _index_path(eval_sets, missing, kw)
-    if path in _WARM:
-        return _WARM[path]
     try:
         with open(path, "rb") as fh:
             idx = _load_without_gc(fh)
@@ -871,20 +863,6 @@ class Decontamination(PipelineStep):
         lacks it. Every task then loads it (about 0.2 CPU-s) instead of building it (about 6 CPU-s on the
         default recipe's eval sets), which on a cold cache each worker did at the same time. True when built."""
         return ensure_index_cached(self.eval_sets, missing=self.missing, **self._index_kw())
-
-    def warm(self) -> None:
-        """Load the cached index and derive its per-process lookup tables (bitmaps, short-item tables), kept
-        for the tasks this process starts: a forkserver calls it before forking workers
-        (``assay.pipeline.warm``), so the workers share one load instead of each loading it (about 0.2
-        CPU-s per worker on the default recipe's eval sets)."""
-        idx = cached_index(self.eval_sets, missing=self.missing, **self._index_kw())
-        for mode in ("text", "code"):
-            if len(idx.modes[mode].hashes):
-                idx._main_bitmap(mode)
-            if idx.short[mode]:
-                idx._short_lookup(mode)
-                idx._short_lengths(mode, {})
-        _WARM[_index_path(self.eval_sets, self.missing, self._index_kw())] = idx
 
     def check(self, text: str) -> dict:
         """Signals for one text (``decont__*`` keys)."""

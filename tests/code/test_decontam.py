@@ -366,27 +366,3 @@ def test_only_spaces_differ_and_best_match_on_pages_with_no_break_spaces(step):
     finally:
         D.only_spaces_differ = real
 
-
-def test_warm_index_is_shared_by_later_steps(tmp_path, monkeypatch):
-    """``warm()`` (a forkserver calls it before forking workers) loads the cached index once with its lookup
-    tables; a step unpickled afterwards (as a worker's) gets that index without reading the cache file, and
-    the same matches."""
-    import pickle
-
-    from assay.stages.signals import decontam
-
-    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(decontam, "_WARM", {})
-    (tmp_path / "qa.jsonl").write_text(json.dumps({"question": "What is the boiling point of water at sea level "
-                                                   "in degrees Celsius under standard pressure?", "answer": "100"}) + "\n")
-    step = Decontamination([str(tmp_path / "qa.jsonl")])
-    text = "Quiz: what is the boiling point of water at sea level in degrees Celsius under standard pressure? Yes."
-    want = step.check(text)
-    assert want["decont__match"]
-    step.warm()
-    (idx,) = decontam._WARM.values()
-    assert "_short_sorted" in idx.__dict__  # lookup tables derived once, here
-    worker_step = pickle.loads(pickle.dumps(step))
-    monkeypatch.setattr(decontam, "_load_without_gc", lambda fh: pytest.fail("the cache file was read again"))
-    assert worker_step.index is idx
-    assert worker_step.check(text) == want
