@@ -243,7 +243,7 @@ def raw_token_funnel(run_dir: Path) -> list[dict[str, Any]] | None:
         cols = set(pq.ParquetFile(p).schema_arrow.names)
         if not {"html__raw_tokens", "extract__tokens"} <= cols:
             continue
-        t = pq.read_table(p, columns=["id", "html__raw_tokens", "extract__tokens"]).to_pylist()
+        t = pq.ParquetFile(p).read(columns=["id", "html__raw_tokens", "extract__tokens"]).to_pylist()
         for r in t:
             if r["html__raw_tokens"] is None:
                 continue
@@ -253,7 +253,7 @@ def raw_token_funnel(run_dir: Path) -> list[dict[str, Any]] | None:
         return None
     removed: dict[str, int] = {}
     for p in sorted((run_dir / "excluded").glob("*.parquet")):
-        for r in pq.read_table(p, columns=["id", "stage"]).to_pylist():
+        for r in pq.ParquetFile(p).read(columns=["id", "stage"]).to_pylist():
             if r["id"] in tokens:
                 removed[r["stage"] or "rules"] = removed.get(r["stage"] or "rules", 0) + tokens[r["id"]]
     extracted = sum(tokens.values())

@@ -33,7 +33,9 @@ def check_unique_ids(store_dir: str | Path) -> int:
     dups: Counter = Counter()
     n = 0
     for part in parts:
-        for doc_id in pq.read_table(part, columns=["id"]).column("id").to_pylist():
+        # ParquetFile.read, not read_table: read_table goes through pyarrow.dataset, whose import costs the
+        # launching process about 0.2 CPU-s per run for this one column
+        for doc_id in pq.ParquetFile(part).read(columns=["id"]).column("id").to_pylist():
             n += 1
             if doc_id in seen:
                 dups[doc_id] += 1

@@ -75,6 +75,7 @@ def fix_text_segments(text: str, cfg) -> str:
     if cfg.unescape_html is not False:
         return ftfy.fix_text(text, cfg)  # "auto" changes the config at the first "<": ftfy's own loop
     seg_max = cfg.max_decode_length
+    memo = _MEMO.setdefault(cfg, {})
     out = []
     pos = 0
     n = len(text)
@@ -89,9 +90,33 @@ def fix_text_segments(text: str, cfg) -> str:
             out.append(text[pos:start])
         # ftfy's segments of this line: pieces of at most seg_max characters from its start
         for s in range(start, end, seg_max):
-            out.append(ftfy.fix_and_explain(text[s:min(s + seg_max, end)], cfg).text)
+            seg = text[s:min(s + seg_max, end)]
+            fixed = memo.get(seg)
+            if fixed is None:
+                fixed = ftfy.fix_and_explain(seg, cfg).text
+                if len(seg) <= _MEMO_SEGMENT_MAX:
+                    _memo_put(memo, seg, fixed)
+            out.append(fixed)
         pos = end
     return "".join(out)
+
+
+# ftfy's result per dirty segment, per config: a pure function of the two, and the lines that need it repeat
+# across the pages of a worker (a site's navigation, footer and copyright lines; near-duplicate pages share
+# all but a few lines). Bounded: segments up to _MEMO_SEGMENT_MAX characters, emptied past _MEMO_MAX_CHARS.
+_MEMO: dict = {}
+_MEMO_SEGMENT_MAX = 2_000
+_MEMO_MAX_CHARS = 2_000_000
+_MEMO_CHARS = [0]
+
+
+def _memo_put(memo: dict, seg: str, fixed: str) -> None:
+    if _MEMO_CHARS[0] > _MEMO_MAX_CHARS:
+        for m in _MEMO.values():
+            m.clear()
+        _MEMO_CHARS[0] = 0
+    memo[seg] = fixed
+    _MEMO_CHARS[0] += len(seg) + len(fixed)
 
 
 def normalize_text(text: str, *, fix_mojibake: bool = True, fix_ligatures: bool = False, _cfg=None) -> str:

@@ -39,6 +39,7 @@ import keyword
 import os
 import re
 import tarfile
+import unicodedata
 import zipfile
 from dataclasses import dataclass
 from typing import Iterable, Iterator
@@ -347,6 +348,24 @@ def normalize_prose(text: str) -> str:
     return text
 
 
+# whitespace characters that NFKC maps to a plain space (no-break, figure, thin, ideographic ... spaces): every
+# pattern here treats all whitespace alike, so replacing one of them by a space changes no token
+_NFKC_SPACES = tuple(c for c in "\xa0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+                     if c.isspace() and unicodedata.normalize("NFKC", c) == " ")
+
+
+def only_spaces_differ(normalized: str, text: str) -> bool:
+    """Whether ``normalized`` is ``text`` with some of ``_NFKC_SPACES`` replaced by spaces (``normalize_prose``
+    of a page whose only NFKC change is its no-break spaces: ``&nbsp;`` is common in web pages), so that
+    ``_CODE_TOKEN`` and ``_TEXT_TOKEN`` find the same tokens in both."""
+    if len(normalized) != len(text):
+        return False
+    for c in _NFKC_SPACES:
+        if c in text:
+            text = text.replace(c, " ")
+    return text == normalized
+
+
 def text_tokens(text: str) -> list[str]:
     return _TEXT_TOKEN.findall(normalize_prose(text).lower())
 
@@ -507,8 +526,8 @@ _PACKED_SET_MIN = 100_000
 
 def _in_bitmap(hashes: np.ndarray, bitmap: np.ndarray, shift: np.uint64) -> np.ndarray:
     """The hashes whose top bits are set in ``bitmap`` (a superset of those in the set it was built from)."""
-    top = hashes >> shift
-    return hashes[(bitmap[top >> np.uint64(3)] >> (top & np.uint64(7)).astype(np.uint8)) & 1 == 1]
+    top = (hashes >> shift).astype(np.intp)  # (the top bits as indexes: a third faster than uint64 arithmetic)
+    return hashes[(bitmap[top >> 3] >> (top & 7).astype(np.uint8)) & 1 == 1]
 
 @dataclass
 class _ModeIndex:
@@ -607,7 +626,7 @@ class EvalIndex:
             if best[0] >= 1.0 or not self.short[mode]:
                 continue
             if mode == "text":  # short_tokens(text): the code tokens lower-cased where that is the same
-                if normalized == text and lowering_keeps_code_tokens(text):
+                if (normalized == text or only_spaces_differ(normalized, text)) and lowering_keeps_code_tokens(text):
                     prep = code_prep.lowered()
                 else:
                     prep = _Prepared(_CODE_TOKEN.findall(lowered), code=False)
@@ -671,11 +690,26 @@ class EvalIndex:
 
     def _short_lengths(self, mode: str, vocab: dict) -> list[int]:
         """Lengths of the whole-item table of ``mode`` that can match a text with these distinct tokens."""
-        amap = self._short_anchors(mode)
+        cache = self.__dict__.setdefault("_short_sorted", {})
+        key = ("anchors_by_length", mode)
+        if key not in cache:  # anchor -> {k: its distinct tuples of further tokens}
+            by_len: dict[str, dict[int, list[tuple[str, ...]]]] = {}
+            for a, entries in self._short_anchors(mode).items():
+                for k, rest in entries:
+                    rests = by_len.setdefault(a, {}).setdefault(k, [])
+                    if rest not in rests:
+                        rests.append(rest)
+            cache[key] = by_len
+        amap = cache[key]
         heads = amap.keys() & vocab.keys()
         if "" in amap:
             heads.add("")
-        return sorted({k for a in heads for k, rest in amap[a] if all(w in vocab for w in rest)})
+        found: set[int] = set()
+        for a in heads:
+            for k, rests in amap[a].items():
+                if k not in found and any(all(w in vocab for w in rest) for rest in rests):
+                    found.add(k)
+        return sorted(found)
 
     def _main_bitmap(self, mode: str) -> np.ndarray:
         """Bitmap of the top ``_MAIN_BITMAP_BITS`` bits of the mode's n-gram hashes (built once per process)."""

@@ -322,20 +322,28 @@ def c4_signals(text: str) -> dict:
     n_sentences = 0
     js = policy = too_long = 0
     lower = text.lower()
+    # a line (citations removed, lower-cased) holds "javascript" or a policy phrase only when the whole text
+    # (citations removed, lower-cased) does: a citation never spans lines, and neither does a phrase
+    cited = "[" in text
+    text_nc = CITATION_REGEX.sub("", text).lower() if cited else lower
+    check_js = "javascript" in text_nc
+    check_policy = _POLICY_RE.search(text_nc) is not None
     for line in lines:
-        words = line.split()
-        if len(line) > 1000 and max(map(len, words)) > 1000:
+        if len(line) > 1000 and max(map(len, line.split())) > 1000:
             too_long += 1
             continue
-        line_nc = CITATION_REGEX.sub("", line) if "[" in line else line
-        ll = line_nc.lower()
-        has_js = "javascript" in ll
-        has_policy = _POLICY_RE.search(ll) is not None
-        js += has_js
-        policy += has_policy
+        line_nc = CITATION_REGEX.sub("", line) if cited and "[" in line else line
+        if check_js or check_policy:
+            ll = line_nc.lower()
+            has_js = check_js and "javascript" in ll
+            has_policy = check_policy and _POLICY_RE.search(ll) is not None
+            js += has_js
+            policy += has_policy
+            if has_js or has_policy:
+                continue
         if not line_nc.endswith(END_PUNCTUATION) or line_nc.endswith("..."):
             continue
-        if len(words) < 3 or has_js or has_policy:
+        if len(line.split()) < 3:
             continue
         kept += 1
         n_sentences += max(1, len(_SENT_END_RE.findall(line_nc)))

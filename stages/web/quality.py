@@ -31,6 +31,8 @@ import math
 import re
 from collections import Counter
 from functools import lru_cache
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +53,9 @@ SHAPE = ("script_mix", "separator_ratio", "top_word_share", "type_token_ratio", 
          "punct_density", "url_ratio", "term_punct_ratio", "top10_word_share")
 _SEPARATORS = frozenset("|»›>-–—•·/:«‹<~*")
 _MOJIBAKE_RE = re.compile("Ã[\x80-\xbf]|Â[\x80-\xbf]|â€|\ufffd")
+# a token of one or two separator characters; a token that looks like a URL or an address
+_SEPARATOR_TOKEN = re.compile("[" + re.escape("".join(sorted(_SEPARATORS))) + "]{1,2}")
+_URLISH = re.compile(r"http|www\.|@|\.com")
 _WORD_STRIP = ".,;:!?\"'()[]«»“”„‘’।॥؟،"
 
 
@@ -95,23 +100,54 @@ def shape_features(text: str) -> list[float]:
     script_mix = 1.0 - max(blocks.values()) / n_letters if n_letters else 0.0
     toks = t.split()
     n = len(toks) or 1
-    seps = sum(1 for w in toks if len(w) <= 2 and all(c in _SEPARATORS for c in w))
-    words = [w.lower() for w in toks if any(c.isalpha() for c in w)]
-    long_words = Counter(w for w in words if len(w) >= 4)
-    top = max(long_words.values()) / len(words) if long_words and words else 0.0
-    window = words[:300]
+    # every token test once per distinct token, weighted by its count, by C-level calls (the sums and the
+    # counters below depend on the multiset of tokens only; the type-token window alone reads them in order)
+    from assay.stages.common.codes import first_seen_codes  # noqa: PLC0415
+    from assay.stages.web.heuristics import _has_alpha  # noqa: PLC0415 - any(c.isalpha() for c in w)
+
+    tok_counts = Counter(toks)
+    keys = list(tok_counts)
+    k = np.fromiter(tok_counts.values(), dtype=np.int64, count=len(keys))
+
+    def weighted(flags) -> int:
+        return int(k[np.fromiter(map(bool, flags), dtype=bool, count=len(keys))].sum())
+
+    seps = weighted(map(_SEPARATOR_TOKEN.fullmatch, keys))
+    caps = weighted(map(str.isupper, map(itemgetter(0), keys)))
+    url_toks = weighted(map(_URLISH.search, keys))
+    term = weighted(map(_terminal_punctuation().__contains__, map(itemgetter(-1), keys)))
+    is_alpha = np.fromiter(map(_has_alpha, keys), dtype=bool, count=len(keys))
+    alpha_keys = [w for w, a in zip(keys, is_alpha.tolist()) if a]
+    ka = k[is_alpha]
+    n_words = int(ka.sum())
+    low = list(map(str.lower, alpha_keys))
+    long = np.fromiter(map(len, low), dtype=np.int64, count=len(low)) >= 4
+    top = 0.0
+    if long.any() and n_words:
+        _, codes = first_seen_codes([w for w, g in zip(low, long.tolist()) if g])
+        top = int(np.bincount(codes, weights=ka[long]).max()) / n_words
+    # Counter(w.strip(_WORD_STRIP) for w in words) without its "" key: one weighted count per stripped word
+    stripped, codes = first_seen_codes(list(map(str.strip, low, repeat(_WORD_STRIP))))
+    word_counts = np.bincount(codes, weights=ka, minlength=len(stripped)).astype(np.int64)
+    if "" in stripped:
+        word_counts = np.delete(word_counts, stripped.index(""))
+    alpha = set(alpha_keys)
+    window = []
+    for w in toks:
+        if w in alpha:
+            window.append(w.lower())
+            if len(window) == 300:
+                break
     ttr = len(set(window)) / len(window) if window else 0.0
-    caps = sum(1 for w in toks if w[:1].isupper()) / n
+    caps /= n
     moj = len(_MOJIBAKE_RE.findall(t)) * 1000.0 / (len(t) or 1)
     punct /= (len(t) or 1)
-    urls = sum(1 for w in toks if "http" in w or "www." in w or "@" in w or ".com" in w) / n
+    urls = url_toks / n
     # v3: sentence ends per word in any script (C4's sentence count knows only . ! ?), and the share of words
     # taken by the ten most frequent ones (function words in running text of any language; keyword lists,
     # product listings and navigation spread over many words): both chosen by leave-one-language-out CV
-    term = sum(1 for w in toks if w[-1] in _terminal_punctuation()) / n
-    counts = Counter(w.strip(_WORD_STRIP) for w in words)
-    counts.pop("", None)
-    top10 = sum(c for _, c in counts.most_common(10)) / (sum(counts.values()) or 1)
+    term /= n
+    top10 = int(np.sort(word_counts)[-10:].sum()) / (int(word_counts.sum()) or 1)
     return [script_mix, seps / n, top, ttr, caps, math.log1p(moj), punct, urls, term, top10]
 
 

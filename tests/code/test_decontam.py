@@ -339,3 +339,30 @@ def test_cached_index_loads_the_same_index_and_restores_the_collector(tmp_path, 
             assert np.array_equal(loaded.modes[mode].hashes, built.modes[mode].hashes)
         assert loaded.best_match("what is the boiling point of water at sea level in degrees") == \
             built.best_match("what is the boiling point of water at sea level in degrees")
+
+
+def test_only_spaces_differ_and_best_match_on_pages_with_no_break_spaces(step):
+    """``normalize_prose`` of a page whose only NFKC change is no-break (and other) spaces: the short-item
+    tokens come from the lowered code tokens, with the same ``best_match`` as the definition (tokens of the
+    lowered normalised text), also with a short item planted between no-break spaces."""
+    from assay.stages.signals import decontam as D
+
+    assert D.only_spaces_differ("a b  c", "a\xa0b\u3000\u2009c")
+    assert D.only_spaces_differ("abc", "abc")
+    assert not D.only_spaces_differ("a...", "a\u2026")  # NFKC of an ellipsis is three tokens
+    assert not D.only_spaces_differ("ab", "a\xadb")  # a soft hyphen removed: not only spaces
+    assert not D.only_spaces_differ("a b", "a\tb")  # a tab is not turned into a space by NFKC
+    idx = step.index
+    k, table = next(iter(idx.short["text"].items()))
+    q = idx.items[next(iter(table.values()))].text
+    texts = ["Price:\xa010\xa0USD, see\u2009below.\n" * 30, "x\xa0" + q.replace(" ", "\xa0") + "\xa0y",
+             "Intro\xa0text.\n" + q.upper() + "\nmore\u202ftext", "no special spaces " + q]
+    new = [idx.best_match(t) for t in texts]
+    assert any(m[0] >= 1.0 for m in new[1:])
+    real = D.only_spaces_differ
+    try:
+        D.only_spaces_differ = lambda a, b: False  # the definition: tokens of the lowered normalised text
+        assert new == [idx.best_match(t) for t in texts]
+    finally:
+        D.only_spaces_differ = real
+

@@ -55,3 +55,32 @@ def test_step_records_signal_and_never_drops():
     assert out[3].text == "code\r\n"  # skipped source untouched
     assert step.stats["normalize/changed"].total == 1
     assert step.stats["documents"].total == 4
+
+
+def test_segment_memo_gives_ftfy_results_and_stays_bounded(monkeypatch):
+    """Dirty segments are fixed once per worker (``_MEMO``): a text whose lines repeat across documents gives
+    exactly ``ftfy.fix_text`` each time, from the memo the second time; past ``_MEMO_MAX_CHARS`` the memo is
+    emptied, and results stay the same."""
+    import ftfy
+
+    from assay.stages.output import normalize as N
+
+    cfg = N._config()
+    lines = ["The cafÃ© serves crÃ¨me brÃ»lÃ©e", "donâ€™t stop", "plain ascii line", "naïve “quotes” – dash…",
+             "x\u0085y\r\nz", "\u2028 separator", "é" * 3000]
+    text = "\n".join(lines)
+    N._MEMO.clear()
+    first = N.fix_text_segments(text, cfg)
+    assert first == ftfy.fix_text(text, cfg)
+    memo = N._MEMO[cfg]
+    assert "donâ€™t stop\n" in memo and all(len(k) <= N._MEMO_SEGMENT_MAX for k in memo)
+    calls = []
+    real = ftfy.fix_and_explain
+    monkeypatch.setattr(ftfy, "fix_and_explain", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert N.fix_text_segments(text, cfg) == first
+    assert len(calls) == 1  # only the segment too long to keep
+    monkeypatch.setattr(N, "_MEMO_MAX_CHARS", 10)
+    for i in range(5):
+        t = f"line {i} “quoted” naïve\n" + text
+        assert N.fix_text_segments(t, cfg) == ftfy.fix_text(t, cfg)
+    assert N._MEMO_CHARS[0] < 200  # emptied on the way

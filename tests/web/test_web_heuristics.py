@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import pytest
 from datatrove.data import Document
 
@@ -242,3 +243,45 @@ def test_grouped_ngram_statistics_equal_the_sorted_ones():
         assert table.uniq == uniq
         assert table.ids.tolist() == [uniq.index(w) for w in ws]
         assert table.lens.tolist() == [len(w) for w in ws]
+
+
+def _c4_definition(text: str) -> dict:
+    """C4's line rules line by line, as datatrove's C4QualityFilter reads them (the reference for c4_signals)."""
+    from datatrove.pipeline.filters.c4_filters import CITATION_REGEX, END_PUNCTUATION, POLICY_SUBSTRINGS
+
+    lines = [ln.strip() for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln]
+    kept = n_sent = js = pol = too_long = 0
+    for line in lines:
+        words = line.split()
+        if len(line) > 1000 and max(map(len, words)) > 1000:
+            too_long += 1
+            continue
+        ll = CITATION_REGEX.sub("", line)
+        low = ll.lower()
+        has_js, has_pol = "javascript" in low, any(p in low for p in POLICY_SUBSTRINGS)
+        js += has_js
+        pol += has_pol
+        if not ll.endswith(END_PUNCTUATION) or ll.endswith("...") or len(words) < 3 or has_js or has_pol:
+            continue
+        kept += 1
+        n_sent += max(1, len(re.findall(r"[.!?。！？]+(?=\s|$)", ll)))
+    n = len(lines)
+    return {"kept": round(kept / n, 6) if n else 0.0, "n_sentences": n_sent, "js": round(js / n, 6) if n else 0.0,
+            "policy": round(pol / n, 6) if n else 0.0, "too_long": too_long}
+
+
+def test_c4_line_values_equal_the_line_by_line_definition():
+    """The whole-text prechecks of ``c4_signals`` (no per-line search where the text, citations removed,
+    holds no "javascript" and no policy phrase) give the line-by-line values: citations inside the words
+    ("java[1]script", "privacy [edit]policy"), upper case, lines without end punctuation, short lines,
+    too long words, Unicode line separators."""
+    texts = [PROSE, "Enable Java[1]Script to see this page, please.\nOur privacy [edit]policy applies here too.",
+             "We use cookies.\nThis site uses cookies to work well.\nRead our Terms of Use now.\nNothing else here.",
+             "A[citation needed] normal line of text here.\nshort.\n" + "x" * 1200 + " end.\n" + "word " * 300 + ".",
+             "JAVASCRIPT is required for this page to work.\u2028cookie\u2029policy in two lines here.\x0bUse cookies now.",
+             "Terms of use[12] apply to every page.\n[edit]\n\n  Lines with [brackets] but nothing else [x].", ""]
+    for t in texts:
+        c = c4_signals(t)
+        assert {"kept": c["kept_lines_frac"], "n_sentences": c["n_sentences"], "js": c["javascript_lines_frac"],
+                "policy": c["policy_lines_frac"], "too_long": c["too_long_word_lines"]} == _c4_definition(t), t
