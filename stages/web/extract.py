@@ -1390,7 +1390,7 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
                 out = span
         else:
             out = _restrict_to_article_body(rw, out, prose_main, story_tail)
-        out = _trim_before_title(_cut_teaser_tail(out), rw.title())
+        out = _trim_before_title(_cut_teaser_tail(out, rw.html), rw.title())
         out = _restore_article_title(out, rw)
     _check_deadline(deadline)
     return out, rw
@@ -1630,7 +1630,87 @@ def _author_bio_start(lines: list[str], prose: list[int], start: int) -> int | N
     return None
 
 
-def _cut_teaser_tail(text: str) -> str:
+# a teaser headline after the story: a line of at least ``_LINKED_TEASER_MIN_WORDS`` words, at most
+# ``_LINKED_TEASER_MAX`` characters, that is all the text of one link in the page ("Here's how to get fresh
+# McDonald's fries every time", "Xbox Scorpio Will Not Need a 4K TV"): trafilatura's link-density test on
+# headings and paragraphs, read from the page's source for the few candidate lines only
+_LINKED_TEASER_MIN_WORDS = 4
+_LINKED_TEASER_MAX = 200
+_LINKED_TEASER_LOOKUPS = 3  # occurrences of a line's text looked at in the page's source
+_TAG_RE_ANY = re.compile(r"<[^<>]*>")
+_WORD_TOKEN_RE = re.compile(r"\w+")
+# a link to another page: an href that is not a jump inside the page (a section heading's own "#anchor"
+# permalink, a table of contents)
+_LINK_AWAY_RE = re.compile(r"""\shref\s*=\s*["']?[^#\s"'>]""", re.I)
+
+
+def _anchor_open_before(html: str, pos: int) -> int:
+    """Index of the last ``<a`` start tag (not ``<abbr``, ``<article``, ...) before ``pos``; -1 if none."""
+    i = pos
+    while True:
+        i = html.rfind("<a", 0, i)
+        if i < 0 or html[i + 2:i + 3] in (" ", ">", "\n", "\t", "\r"):
+            return i
+
+
+def _link_text_at(html: str, key: str, start: int = 0) -> int:
+    """Where ``key`` occurs in the page's source, at or after ``start``, as the whole text of one ``<a>``
+    element that leads away from the page (``_LINK_AWAY_RE``): inside an open anchor, with only tags and
+    whitespace between the start tag and it and between it and ``</a`` (``<a href=...><h3>key</h3></a>``,
+    ``<h3><a href=...>key</a></h3>``); -1 if not. Text the source spells with entities or line breaks is
+    not found (the line stays)."""
+    pos, tries = html.find(key, start), 0
+    while pos >= 0 and tries < _LINKED_TEASER_LOOKUPS:
+        tries += 1
+        op = _anchor_open_before(html, pos)
+        if op > html.rfind("</a", 0, pos):
+            gt = html.find(">", op)
+            if (0 <= gt < pos and not _TAG_RE_ANY.sub("", html[gt + 1:pos]).strip()
+                    and _LINK_AWAY_RE.search(html, op, gt)):
+                end = html.find("</a", pos + len(key))
+                if end >= 0 and not _TAG_RE_ANY.sub("", html[pos + len(key):end]).strip():
+                    return pos
+        pos = html.find(key, pos + 1)
+    return -1
+
+
+def _linked_teasers(lines: list[str], prose: list[int], start: int, html: str) -> set[int]:
+    """Lines at or after ``start`` (the story's end, ``_story_end``) that are teaser headlines (not prose, at
+    least ``_LINKED_TEASER_MIN_WORDS`` words, the whole text of a link: ``_link_text_at``) and, between two
+    such headlines, the card's label and blurb (at most two lines of ``_CARD_LINE_MAX`` characters each).
+    Placeholders stay. The source is searched from where the story's last prose line lies (lines follow the
+    document's order), so a line that is not a link costs a scan of the page's tail only."""
+    cands = []
+    for i in range(start, len(lines)):
+        if prose[i]:
+            continue
+        s = lines[i].strip()
+        if s[:1] in _BULLET_STARTS:
+            s = _BULLET_PREFIX_RE.sub("", s)
+        if (s and len(s) <= _LINKED_TEASER_MAX and s.count(" ") >= _LINKED_TEASER_MIN_WORDS - 1
+                and _PH_OPEN not in s and len(_WORD_TOKEN_RE.findall(s)) >= _LINKED_TEASER_MIN_WORDS):
+            cands.append((i, s))
+    if not cands:
+        return set()
+    cursor = 0
+    last = next((j for j in range(min(start, len(lines)) - 1, -1, -1) if prose[j]), None)
+    if last is not None:
+        cursor = max(0, html.rfind(_line_key(lines[last])[:_BODY_MATCH_ENDS]))
+    heads = []
+    for i, s in cands:
+        at = _link_text_at(html, s, cursor)
+        if at >= 0:
+            heads.append(i)
+            cursor = at
+    drop = set(heads)
+    for a, b in zip(heads, heads[1:]):
+        mid = [j for j in range(a + 1, b) if lines[j].strip()]
+        if len(mid) <= 2 and all(len(lines[j]) <= _CARD_LINE_MAX and _PH_OPEN not in lines[j] for j in mid):
+            drop.update(mid)
+    return drop
+
+
+def _cut_teaser_tail(text: str, html: str = "") -> str:
     """Drop photo galleries (``_drop_galleries``), what follows a teaser heading ("You might also like",
     "Related stories", ...) or begins a list of teaser cards with bylines (``_teaser_cards_start``) once the
     story has ended (at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies above it, ``_story_end``),
@@ -1654,6 +1734,12 @@ def _cut_teaser_tail(text: str) -> str:
             keep = list(range(i)) + [j for j in range(i + 1, len(lines)) if _PH_OPEN in lines[j]]
             lines, prose = [lines[j] for j in keep], [prose[j] for j in keep]
             total = sum(prose)
+        if html:
+            drop = _linked_teasers(lines, prose, _story_end(prose, total) if total >= 300 else len(lines), html)
+            if drop:
+                keep = [j for j in range(len(lines)) if j not in drop]
+                lines, prose = [lines[j] for j in keep], [prose[j] for j in keep]
+                total = sum(prose)
     lines = _drop_calls_to_action(lines, prose, total, text)
     return text if lines is split else "\n".join(lines)
 

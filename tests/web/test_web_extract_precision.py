@@ -249,6 +249,13 @@ REAL_PAGES = [
     ("ir_chaos", "elon,musk_5", ("RELATED POSTS ON THE INQUISITR", "Tesla Model S Fire"), 0.99,
      "teaser heading named after the site (0.927)"),
     ("ir_chaos", "atmosphere_10", ("Casey Reed / Sky & Telescope",), 0.96, "a caption in running prose (0.87)"),
+    # pass 7: teaser headlines after the story that are the whole text of a link, and their cards' blurbs
+    ("ir_chaos", "reef_7", ("Big Fat Cruise Wrap", "Sydney Airport CEO Kerrie Mather departs",
+                            "Reports claim the female crew"), 0.9, "linked teaser cards (0.845)"),
+    ("ir_chaos", "burger_4", ("These are the top food cities in the world",), 0.965, "linked teaser (0.957)"),
+    ("ir_chaos", "scorpio_4", ("Facebook Messenger Gets M, an AI-Based Assistant",), 0.955,
+     "linked teasers, dev (0.950)"),
+    ("ir_chaos", "overwatch_1", ("View More Forum Posts", "Press Releases"), 0.995, "linked widget list, dev (0.982)"),
 ]
 
 
@@ -573,3 +580,27 @@ def test_caption_with_running_prose_dropped_other_widget_prose_kept():
                 f"{STORY.replace('Paragraph', 'Part')}</article></body></html>")
         text = extract_html(html)
         assert "Part 7 of the story" in text and ("Sentence 5 of a long text" not in text) == gone
+
+
+def test_linked_teaser_headlines_after_story_dropped():
+    cards = "".join(f'<div class="tile"><p>Section</p><a href="/story-{i}"><h3>Another headline number {i} that '
+                    f'links elsewhere</h3></a><p>A short blurb for teaser {i}, written as a sentence.</p></div>'
+                    for i in range(4))
+    html = f"<html><body><article><h1>Title</h1>{STORY}</article><div>{cards}</div></body></html>"
+    text = extract_html(html)
+    assert "Paragraph 7 of the story" in text
+    assert "Another headline number" not in text
+    assert "A short blurb for teaser 1" not in text  # a blurb between two linked headlines goes with them
+
+
+def test_linked_lines_kept_when_not_teasers():
+    # a section heading that is its own "#anchor" permalink, a link inside the story, a short link, a heading in
+    # the source spelled with an entity: none is a teaser headline leading away from the page
+    tail = ('<h2><a href="#more">Further reading on this topic</a></h2>'
+            '<p><a href="/x">Go</a></p>'
+            '<h3><a href="/y">The team&#8217;s new season starts in May</a></h3>')
+    inside = '<p><a href="/z">A linked line inside the story text itself</a></p>'
+    html = f"<html><body><article><h1>Title</h1>{inside}{STORY}{tail}</article></body></html>"
+    text = extract_html(html)
+    for kept in ("Further reading on this topic", "A linked line inside the story", "The team’s new season"):
+        assert kept in text, kept
