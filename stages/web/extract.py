@@ -1710,6 +1710,33 @@ def _linked_teasers(lines: list[str], prose: list[int], start: int, html: str) -
     return drop
 
 
+# trailing labels: what trafilatura's precision mode drops as trailing headings ("SOURCE", "Discussion", "More
+# Weather News", "Gamer Guide", "Right Internal Skyscraper, Site wide"): at most ``_TRAILING_LABEL_LINES`` last
+# lines of at most ``_TRAILING_LABEL_WORDS`` words, Latin script, neither a sentence end, a colon nor list or
+# placeholder markup, on pages with ``_TRAILING_LABEL_MIN_PROSE`` characters of prose
+_TRAILING_LABEL_LINES = 2
+_TRAILING_LABEL_WORDS = 5
+_TRAILING_LABEL_MIN_PROSE = 600
+_TRAILING_LABEL_END = tuple('.!?"”’)»:;,')
+
+
+def _drop_trailing_labels(lines: list[str], total: int) -> list[str]:
+    """``lines`` without their trailing labels (``_TRAILING_LABEL_*``); ``lines`` itself when none goes."""
+    if total < _TRAILING_LABEL_MIN_PROSE:
+        return lines
+    end = len(lines)
+    for _ in range(_TRAILING_LABEL_LINES):
+        j = end - 1
+        while j >= 0 and not lines[j].strip():
+            j -= 1
+        s = lines[j].strip() if j >= 0 else ""
+        if (not s or s[0] in _BULLET_STARTS or s[0] in "[(|$`" or not s.isascii() or s.endswith(_TRAILING_LABEL_END)
+                or ":" in s or _PH_OPEN in s or s.count(" ") >= _TRAILING_LABEL_WORDS):
+            break
+        end = j
+    return lines if end == len(lines) else lines[:end]
+
+
 def _cut_teaser_tail(text: str, html: str = "") -> str:
     """Drop photo galleries (``_drop_galleries``), what follows a teaser heading ("You might also like",
     "Related stories", ...) or begins a list of teaser cards with bylines (``_teaser_cards_start``) once the
@@ -1740,7 +1767,7 @@ def _cut_teaser_tail(text: str, html: str = "") -> str:
                 keep = [j for j in range(len(lines)) if j not in drop]
                 lines, prose = [lines[j] for j in keep], [prose[j] for j in keep]
                 total = sum(prose)
-    lines = _drop_calls_to_action(lines, prose, total, text)
+    lines = _drop_trailing_labels(_drop_calls_to_action(lines, prose, total, text), total)
     return text if lines is split else "\n".join(lines)
 
 

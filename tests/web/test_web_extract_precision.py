@@ -256,6 +256,10 @@ REAL_PAGES = [
     ("ir_chaos", "scorpio_4", ("Facebook Messenger Gets M, an AI-Based Assistant",), 0.955,
      "linked teasers, dev (0.950)"),
     ("ir_chaos", "overwatch_1", ("View More Forum Posts", "Press Releases"), 0.995, "linked widget list, dev (0.982)"),
+    # trailing labels (trafilatura's trailing headings)
+    ("ir_chaos", "scorpio_9", ("Gamer Guide", "From the Developers"), 0.97, "trailing widget labels (0.965)"),
+    ("ir_chaos", "typhoon_6", ("More Weather News",), 0.865, "trailing teaser label, dev (0.862)"),
+    ("ir_chaos", "extinct_1", ("WHAT'S HOT ON FACEBOOK",), 0.999, "trailing widget label (0.995)"),
 ]
 
 
@@ -604,3 +608,18 @@ def test_linked_lines_kept_when_not_teasers():
     text = extract_html(html)
     for kept in ("Further reading on this topic", "A linked line inside the story", "The team’s new season"):
         assert kept in text, kept
+
+
+def test_trailing_labels_dropped_sentences_and_lists_kept():
+    from assay.stages.web.extract import _drop_trailing_labels
+
+    story = [f"Paragraph {i} of the story explains one more part of the events in some detail." for i in range(10)]
+    total = sum(len(x) for x in story)
+    out = _drop_trailing_labels(story + ["", "Discussion", "", "More Weather News", ""], total)
+    assert [x for x in out if x] == story
+    # a third label, a sentence, a colon, a list item, a non-Latin line or six words stay
+    for last in (["Gamer Guide", "From the Developers", "Discussion"], ["It ended there."], ["Source: The Guardian"],
+                 ["  • Removed Herobrine"], ["国旗国歌や世界遺産"], ["Laurie Oakes is the political editor here"]):
+        kept = _drop_trailing_labels(story + last, total)
+        assert kept[:len(story) + 1] == (story + last)[:len(story) + 1], last
+    assert _drop_trailing_labels(story[:3] + ["Discussion"], 300) == story[:3] + ["Discussion"]  # short page
