@@ -1442,7 +1442,7 @@ def _densest_prose_span(text: str) -> str:
 # headings that open the teaser lists after a story ("You might also like", "Related stories", "More in
 # Opinion", "Features" ...), in the languages of the evaluation corpora; matched on the whole short line
 _TEASER_HEADING_RE = re.compile(
-    r"(?:you (?:may|might) (?:also )?(?:like|enjoy|be interested in)|related(?: (?:stories|articles|posts|content|"
+    r"(?:(?:[\w'’]+ ){0,4}(?:that )?you (?:may|might|would|will) (?:also )?(?:like|enjoy|love|be interested in)|related(?: (?:stories|articles|posts|content|"
     r"news|coverage|links|reading|topics|videos|items))?|more (?:from|in|on|stories|news|articles|like this|to "
     r"explore|videos)\b.{0,40}|similar (?:articles|stories|posts)|recommended(?: for you| stories| articles| "
     r"reading| videos)?|read (?:next|more|also|this next)|what to read next|up next|most (?:popular|read|viewed|"

@@ -97,6 +97,12 @@ def test_teaser_heading_mid_story_kept():
     tail = "\n\n".join(lines + ["More Stories", "Some other headline", f"x {_PH_OPEN}0{_PH_CLOSE}"])
     out = _cut_teaser_tail(tail)
     assert "Some other headline" not in out and lines[-1] in out and f"{_PH_OPEN}0{_PH_CLOSE}" in out
+    # a lead-in of up to four words before "you may/might ... like/enjoy/be interested in"
+    for head in ("Awesome Stuff that you might be interested in", "Stories you may like", "Things you can enjoy"):
+        out = _cut_teaser_tail("\n\n".join(lines + [head, "Some other headline of a teaser card, as a sentence."]))
+        assert ("Some other headline" not in out) == (head != "Things you can enjoy"), head
+    mid = "\n\n".join(lines + ["We think you will like the ending, which is the best part of the film in years."])
+    assert _cut_teaser_tail(mid) == mid
 
 
 # -- forms, captions, dates, counters ---------------------------------------------------------------
@@ -257,7 +263,8 @@ REAL_PAGES = [
      "linked teasers, dev (0.950)"),
     ("ir_chaos", "overwatch_1", ("View More Forum Posts", "Press Releases"), 0.995, "linked widget list, dev (0.982)"),
     # trailing labels (trafilatura's trailing headings)
-    ("ir_chaos", "scorpio_9", ("Gamer Guide", "From the Developers"), 0.97, "trailing widget labels (0.965)"),
+    ("ir_chaos", "scorpio_9", ("Gamer Guide", "From the Developers", "Awesome Stuff that you might be interested"),
+     0.965, "trailing widget labels and a teaser heading with a lead-in (0.933)"),
     ("ir_chaos", "typhoon_6", ("More Weather News",), 0.865, "trailing teaser label, dev (0.862)"),
     ("ir_chaos", "extinct_1", ("WHAT'S HOT ON FACEBOOK",), 0.999, "trailing widget label (0.995)"),
 ]
