@@ -1784,7 +1784,11 @@ _CTA_RE = re.compile(
     # the site's own social pages ("Just hit 'Like' on our Digital Spy Facebook page", "Join our Facebook page",
     # "Like Truthdig on Facebook", "We're also on Facebook"); an author's "Follow him on Twitter" stays
     r"(?:on|join) our [^.!?]{0,40}(?:facebook|twitter|instagram)\b|like [\w.]+ on facebook\b|"
-    r"we're (?:also )?on (?:facebook|twitter)\b)|"
+    r"we're (?:also )?on (?:facebook|twitter)\b|"
+    # account and feedback boxes ("Forgot Password", "Please choose a screen name", "Sign in to comment", "Have
+    # you found an error or omission in our reporting? Tell us here.", "Give us feedback")
+    r"forgot (?:your )?password|reset your password|sign in to comment|screen name|have you found an error|"
+    r"give us feedback|story idea we should)|"
     # at a line's start: syndication notices ("This article was originally published on The Conversation.",
     # "Originally published on TeslaMondo."; a reference "[originally published in 1966]" stays) and pointers to
     # more of the site ("Get the latest Microsoft stock price here.", "Read more from Alfredo, our Technology
@@ -1804,7 +1808,8 @@ _CTA_KEYS = ("sign up", "signing up", "subscribe", "newsletter", "like us on", "
              "may receive", "may earn", "affiliate", "links to online", "quotes", "all rights reserved", "terms of",
              "privacy policy", "click here", "a comment", "join the", "a link has been posted", "also like these",
              "originally", "first published", "first appeared", "was published", "was updated", "on our ", "join our ",
-             "on facebook", "re also on", "get the latest", "read more from", "visit ")
+             "on facebook", "re also on", "get the latest", "read more from", "visit ", "password", "sign in to comment",
+             "screen name", "found an error", "give us feedback", "story idea")
 
 
 def _drop_tail_calls_to_action(text: str) -> str:

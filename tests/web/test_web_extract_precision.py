@@ -267,6 +267,9 @@ REAL_PAGES = [
      0.965, "trailing widget labels and a teaser heading with a lead-in (0.933)"),
     ("ir_chaos", "typhoon_6", ("More Weather News",), 0.865, "trailing teaser label, dev (0.862)"),
     ("ir_chaos", "extinct_1", ("WHAT'S HOT ON FACEBOOK",), 0.999, "trailing widget label (0.995)"),
+    # account and feedback boxes after the story
+    ("ir_chaos", "syrian_6", ("Forgot Password", "Please choose a screen name"), 0.99, "sign-in modal (0.965)"),
+    ("ir_chaos", "franchise_8", ("Give us feedback", "Tell us here."), 0.93, "feedback box (0.902)"),
 ]
 
 
@@ -630,3 +633,18 @@ def test_trailing_labels_dropped_sentences_and_lists_kept():
         kept = _drop_trailing_labels(story + last, total)
         assert kept[:len(story) + 1] == (story + last)[:len(story) + 1], last
     assert _drop_trailing_labels(story[:3] + ["Discussion"], 300) == story[:3] + ["Discussion"]  # short page
+
+
+def test_account_and_feedback_boxes_after_story_dropped():
+    from assay.stages.web.extract import _drop_tail_calls_to_action
+
+    story = [f"Paragraph {i} of the story explains one more part of the events in some detail, with quotes "
+             f"and numbers." for i in range(20)]
+    boxes = ["Forgot Password", "Please enter your email address so we can send you a link to reset your password.",
+             "Please choose a screen name. This name will appear beside any comments you post.",
+             "Have you found an error or omission in our reporting? Tell us here.", "Give us feedback",
+             "Do you have a story idea we should look into? Tell us here."]
+    out = _drop_tail_calls_to_action("\n".join(story + boxes))
+    assert all(x in out for x in story) and not any(b in out for b in boxes)
+    early = "\n".join(story[:1] + ["He said he forgot his password twice before the hack."] + story[1:])
+    assert _drop_tail_calls_to_action(early) == early  # above the story's end only newsletter pitches go
