@@ -61,8 +61,13 @@ technical content back:
      end only short lines that address
      the reader: "Sign Up for the MACH newsletter"); code, math and table placeholders there stay; lines above the
      page's ``<h1>`` go when no prose precedes it (menus, breadcrumbs, slogans);
+     after the story, teaser headlines that are the whole text of a link leading away from the page, with
+     their cards' labels and blurbs (``_linked_teasers``), account and feedback boxes ("Forgot Password",
+     "Have you found an error ...") and up to two trailing labels ("SOURCE", "More Weather News",
+     ``_drop_trailing_labels``: trafilatura's trailing headings) go;
   6. when the main-content pass lost the story's headline (an ``<h1>`` inside the ``<article>`` that holds
-     the story), it is put first (``_restore_article_title``);
+     the story, or an ``<h1>`` of three words or more that the page's head names as its title: ``<title>``,
+     ``og:title``, "Headline | Site"), it is put first (``_restore_article_title``);
   also before extraction: sign-in/registration forms (a password field) and ``<figcaption>`` elements
   (photo credits, promo captions; captions holding code or math stay).
   When the main-content extractor kept little prose (it sometimes drops the story and keeps the menus),
@@ -1353,7 +1358,8 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
     if _PH_OPEN in text:  # one str scan; a lone CLOSE is inert
         text = _drop_private_chars(text)
     xhtml = _is_xml_document(text)
-    text = _drop_scripts(_from_body(text))
+    page, body = text, _from_body(text)
+    text = _drop_scripts(body)
     if xhtml:
         text = _close_self_closing_anchors(text)
     if nesting_depth_exceeds(text):
@@ -1391,7 +1397,8 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
         else:
             out = _restrict_to_article_body(rw, out, prose_main, story_tail)
         out = _trim_before_title(_cut_teaser_tail(out, rw.html), rw.title())
-        out = _restore_article_title(out, rw)
+        # the head (what ``_from_body`` cut off), or the page's start when it has no separate body
+        out = _restore_article_title(out, rw, page[:len(page) - len(body)] if body is not page else page[:100_000])
     _check_deadline(deadline)
     return out, rw
 
@@ -1501,17 +1508,64 @@ def _drop_galleries(lines: list[str]) -> list[str]:
     return [ln for i, ln in enumerate(lines) if i not in drop or _PH_OPEN in ln]
 
 
-def _restore_article_title(text: str, rw: "_Rewriter") -> str:
-    """Put the story's headline (``rw.article_title()``: an ``<h1>`` inside the story's ``<article>``)
-    first when the main-content pass lost it (it keeps the headline on most pages and drops it on some,
-    e.g. when it sits in the article's ``<header>`` beside the byline)."""
-    title = rw.title()
-    if not title or not text.strip():
+# the page's own title in its head: <title>, og:title, twitter:title (a headline named there is the story's)
+_CONTENT_ATTR_RE = re.compile(r"""\bcontent\s*=\s*(?:"([^"]{3,500})"|'([^']{3,500})')""", re.I)
+_HEADLINE_MIN_SPACES = 2  # a headline has three words or more; a site name ("Fox News", "Engadget") fewer
+
+
+def _head_titles(head: str) -> list[str]:
+    """The titles the page's head gives itself (``<title>``, the ``content`` of the ``og:title`` and
+    ``twitter:title`` meta tags), unescaped, whitespace-normalised and case-folded (literal finds, no regex
+    over the head)."""
+    import html as _html
+
+    out = []
+    i = head.find("<title")
+    if i >= 0:
+        j = head.find(">", i)
+        k = head.find("<", j)
+        if 0 <= j < k:
+            out.append(head[j + 1:k])
+    for key in ("og:title", "twitter:title"):
+        i = head.find(key)
+        if i >= 0:
+            m = _CONTENT_ATTR_RE.search(head, head.rfind("<", 0, i), max(i, head.find(">", i)))
+            if m:
+                out.append(m.group(1) or m.group(2))
+    return [_norm_ws(_html.unescape(t)).casefold() for t in out if t.strip()]
+
+
+def _headline_in_titles(rw: "_Rewriter", titles: list[str], text: str) -> str:
+    """The text of the first ``<h1>`` that the page's head titles hold (``_head_titles``: "Headline | Site"),
+    of three words or more, unless ``text`` already holds it as a line; "" when there is none."""
+    doc = rw.tree.document
+    if doc is None or not titles:
+        return ""
+    for h1 in doc.query_selector_all("h1").values():
+        t = _norm_ws(h1.text or "")
+        if t.count(" ") >= _HEADLINE_MIN_SPACES and any(t.casefold() in ht for ht in titles):
+            n = len(t)
+            if any(n <= len(ln) <= 2 * n + 10 and _norm_ws(ln) == t for ln in text.split("\n")):
+                return ""
+            return t
+    return ""
+
+
+def _restore_article_title(text: str, rw: "_Rewriter", head: str = "") -> str:
+    """Put the story's headline first when the main-content pass lost it (it keeps the headline on most pages
+    and drops it on some, e.g. when it sits in the article's ``<header>`` beside the byline): the page's first
+    ``<h1>`` when it sits inside the story's ``<article>`` (``rw.article_title()``), else the first ``<h1>``
+    that the page's ``head`` names as its title (``_headline_in_titles``: "Headline | Site")."""
+    if not text.strip():
         return text
-    n = len(title)
-    if any(n <= len(ln) <= 2 * n + 10 and _norm_ws(ln) == title for ln in text.split("\n")):
-        return text  # there already (whitespace aside)
-    title = rw.article_title()
+    title = rw.title()
+    if title:
+        n = len(title)
+        if any(n <= len(ln) <= 2 * n + 10 and _norm_ws(ln) == title for ln in text.split("\n")):
+            return text  # there already (whitespace aside)
+        title = rw.article_title()
+    if not title and head:
+        title = _headline_in_titles(rw, _head_titles(head), text)
     return title + "\n\n" + text if title else text
 
 

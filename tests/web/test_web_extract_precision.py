@@ -272,6 +272,14 @@ REAL_PAGES = [
     ("ir_chaos", "franchise_8", ("Give us feedback", "Tell us here."), 0.93, "feedback box (0.902)"),
 ]
 
+# headlines the main-content pass lost, put back because the page's head names them as its title
+HEADLINE_PAGES = [
+    ("switch_4", "More than 60 indie titles on Nintendo Switch by end of 2017", "dev, h1 'Develop' first (0.971)"),
+    ("typhoon_9", "Typhoon No. 21 kills 6 across Japan, 12 more seriously injured", "dev (0.978)"),
+    ("xiaomi_4", "Xiaomi Mi TV 4A Series With Built-In Artificial Intelligence Launched in China", "train (0.986)"),
+    ("terror_1", "Pope on Palm Sunday decries suffering from war, terrorism", "train, h1 'Sections' first (0.985)"),
+]
+
 
 @pytest.mark.shared_data
 @pytest.mark.parametrize("corpus,name,gone,floor,why", REAL_PAGES, ids=[r[1][:16] for r in REAL_PAGES])
@@ -648,3 +656,34 @@ def test_account_and_feedback_boxes_after_story_dropped():
     assert all(x in out for x in story) and not any(b in out for b in boxes)
     early = "\n".join(story[:1] + ["He said he forgot his password twice before the hack."] + story[1:])
     assert _drop_tail_calls_to_action(early) == early  # above the story's end only newsletter pitches go
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("name,headline,why", HEADLINE_PAGES, ids=[r[0] for r in HEADLINE_PAGES])
+def test_lost_headline_restored_from_head_title(shared_data, name, headline, why):
+    page = _page(name, "ir_chaos", shared_data)
+    assert page.split in ("train", "dev"), "tests use tuning pages only"
+    text = extract_html(page.html)
+    assert text.startswith(headline + "\n"), why
+    assert _f1(page, text) > 0.995, why
+
+
+def test_headline_restored_only_when_the_head_names_it():
+    from resiliparse.parse.html import HTMLTree
+
+    from assay.stages.web.extract import _restore_article_title, _Rewriter
+
+    body = ("<body><h1>Fox News</h1><div><h1>Budget passes after a long night in the senate</h1>"
+            "<p>Story text.</p></div></body>")
+    text = "Story text."
+    rw = _Rewriter(HTMLTree.parse(body), body)
+    for head, want in (
+            ("<head><title>Budget passes after a long night in the senate | Fox News</title></head>", True),
+            ('<head><meta property="og:title" content="Budget passes after a long night in the Senate"></head>', True),
+            ("<head><meta content='Budget passes after a long night in the senate' name=twitter:title></head>", True),
+            ("<head><title>Fox News | Politics</title></head>", False),  # the site's name: under three words
+            ("<head><title>Another story entirely</title></head>", False), ("", False)):
+        out = _restore_article_title(text, rw, head)
+        assert out.startswith("Budget passes after a long night in the senate\n") == want, head
+    assert _restore_article_title("Budget passes after a long night in the senate\n\nStory text.", rw,
+                                  "<title>Budget passes after a long night in the senate</title>").count("Budget") == 1
