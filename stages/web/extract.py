@@ -978,8 +978,8 @@ class _Rewriter:
                 continue  # inside a widget removed already
             _check_deadline(self.deadline)
             tag = (el.tag or "").lower()
-            if tag in ("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td"):
-                continue
+            if tag in ("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td", "h1"):
+                continue  # an <h1> named after its place ("article-header", "header-title") is the headline
             key = (el.getattr("class") or "") + " " + (el.getattr("id") or "")
             if "no" in key:
                 key = _NEGATED_TOKEN_RE.sub(" ", key)  # "no-share", "no_comments": content without widgets

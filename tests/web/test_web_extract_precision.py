@@ -278,6 +278,9 @@ HEADLINE_PAGES = [
     ("typhoon_9", "Typhoon No. 21 kills 6 across Japan, 12 more seriously injured", "dev (0.978)"),
     ("xiaomi_4", "Xiaomi Mi TV 4A Series With Built-In Artificial Intelligence Launched in China", "train (0.986)"),
     ("terror_1", "Pope on Palm Sunday decries suffering from war, terrorism", "train, h1 'Sections' first (0.985)"),
+    # the <h1> itself is named after its place (class "article-header", "content-header--title"): not a widget
+    ("ranger_9", "Original Green Ranger Actor Was Booted From 'Power Rangers' Premiere Screening", "train (0.981)"),
+    ("north,korea_5", "Trump's North Korea Nuke Plan? Nixon Thought of It First", "train (0.997)"),
 ]
 
 
@@ -687,3 +690,10 @@ def test_headline_restored_only_when_the_head_names_it():
         assert out.startswith("Budget passes after a long night in the senate\n") == want, head
     assert _restore_article_title("Budget passes after a long night in the senate\n\nStory text.", rw,
                                   "<title>Budget passes after a long night in the senate</title>").count("Budget") == 1
+
+
+def test_headline_with_a_widget_class_kept():
+    html = (f'<html><body><div class="page-header"><a href="/">Home</a></div><div><h1 class="article-header">'
+            f'Budget passes after a long night</h1></div><div>{STORY}</div></body></html>')
+    text = extract_html(html)
+    assert text.startswith("Budget passes after a long night\n") and "Home" not in text
