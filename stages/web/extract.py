@@ -67,7 +67,10 @@ technical content back:
      ``_drop_trailing_labels``: trafilatura's trailing headings) go;
   6. when the main-content pass lost the story's headline (an ``<h1>`` inside the ``<article>`` that holds
      the story, or an ``<h1>`` of three words or more that the page's head names as its title: ``<title>``,
-     ``og:title``, "Headline | Site"), it is put first (``_restore_article_title``);
+     ``og:title``, "Headline | Site"), it is put first (``_restore_article_title``), and so is a lost dek under it
+     (the page's ``og:description``/``description`` shown as text within 3,000 source characters after an
+     ``<h1>``, ``_restore_dek``; ir_chaos's golds keep headline and dek, scrapinghub's articleBody and
+     Readability's golds leave them out);
   also before extraction: sign-in/registration forms (a password field) and ``<figcaption>`` elements
   (photo credits, promo captions; captions holding code or math stay).
   When the main-content extractor kept little prose (it sometimes drops the story and keeps the menus),
@@ -1398,7 +1401,9 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
             out = _restrict_to_article_body(rw, out, prose_main, story_tail)
         out = _trim_before_title(_cut_teaser_tail(out, rw.html), rw.title())
         # the head (what ``_from_body`` cut off), or the page's start when it has no separate body
-        out = _restore_article_title(out, rw, page[:len(page) - len(body)] if body is not page else page[:100_000])
+        head = page[:len(page) - len(body)] if body is not page else page[:100_000]
+        out, headline = _restore_headline(out, rw, head)
+        out = _restore_dek(out, rw, head, headline)
     _check_deadline(deadline)
     return out, rw
 
@@ -1556,17 +1561,120 @@ def _restore_article_title(text: str, rw: "_Rewriter", head: str = "") -> str:
     and drops it on some, e.g. when it sits in the article's ``<header>`` beside the byline): the page's first
     ``<h1>`` when it sits inside the story's ``<article>`` (``rw.article_title()``), else the first ``<h1>``
     that the page's ``head`` names as its title (``_headline_in_titles``: "Headline | Site")."""
+    return _restore_headline(text, rw, head)[0]
+
+
+def _restore_headline(text: str, rw: "_Rewriter", head: str = "") -> tuple[str, str]:
+    """``_restore_article_title``'s text and the headline it put first ("" when it put none)."""
     if not text.strip():
-        return text
+        return text, ""
     title = rw.title()
     if title:
         n = len(title)
         if any(n <= len(ln) <= 2 * n + 10 and _norm_ws(ln) == title for ln in text.split("\n")):
-            return text  # there already (whitespace aside)
+            return text, ""  # there already (whitespace aside)
         title = rw.article_title()
     if not title and head:
         title = _headline_in_titles(rw, _head_titles(head), text)
-    return title + "\n\n" + text if title else text
+    return (title + "\n\n" + text, title) if title else (text, "")
+
+
+# the story's dek (standfirst, subheadline): the page's description (``og:description``, ``description``,
+# ``twitter:description``) shown as a text node of the body shortly after an ``<h1>``; the main-content pass
+# drops it on some pages ("The beloved X-Men star shared the story while doing press for 'Logan.'")
+_DESCRIPTION_ATTR_RE = re.compile(r"""(?:name|property)\s*=\s*["']?(?:og:|twitter:)?description\b""", re.I)
+_DEK_META_LOOKUPS = 6
+_DEK_H1_LOOKUPS = 3
+_DEK_MIN_SPACES = 4  # five words or more
+_DEK_AFTER_H1 = 3000  # characters of source between the <h1> tag and the dek
+_DEK_MAX = 600
+_DEK_KEY_CHARS = 60
+_INLINE_TAGS = frozenset(("a", "em", "i", "b", "strong", "span", "abbr", "cite", "q", "small", "sup", "sub", "u",
+                          "mark", "time", "font"))
+
+
+def _head_descriptions(head: str) -> list[str]:
+    """The ``content`` of the head's description meta tags (``og:description``, ``description``,
+    ``twitter:description``), as written in the source: one literal scan for "description"."""
+    out, pos = [], head.find("description")
+    for _ in range(_DEK_META_LOOKUPS):
+        if pos < 0:
+            break
+        start, end = head.rfind("<", 0, pos), head.find(">", pos)
+        if start >= 0 and end > pos and head[start + 1:start + 5].lower() == "meta":
+            tag = head[start:end]
+            if _DESCRIPTION_ATTR_RE.search(tag):
+                m = _CONTENT_ATTR_RE.search(tag)
+                if m:
+                    out.append(m.group(1) or m.group(2))
+        pos = head.find("description", max(pos + 1, end))
+    return out
+
+
+def _text_run_at(html: str, start: int) -> str:
+    """The text that starts at ``start`` in the source, through inline tags, up to the next other tag (at most
+    ``_DEK_MAX`` characters), unescaped and whitespace-normalised."""
+    import html as _html
+
+    end = start
+    while end - start < _DEK_MAX:
+        j = html.find("<", end)
+        if j < 0:
+            end = len(html)
+            break
+        k = j + 1 + (html[j + 1:j + 2] == "/")
+        name_end = k
+        while name_end < len(html) and html[name_end].isalnum():
+            name_end += 1
+        if html[k:name_end].lower() not in _INLINE_TAGS:
+            end = j
+            break
+        end = html.find(">", j) + 1 or len(html)
+    return _norm_ws(_html.unescape(_TAG_RE_ANY.sub("", html[start:min(end, start + _DEK_MAX)])))
+
+
+def _restore_dek(text: str, rw: "_Rewriter", head: str, headline: str = "") -> str:
+    """Put the story's dek back under its headline (the page's first ``<h1>`` or the ``headline`` put back
+    before, when the text opens with it; else first) when the
+    main-content pass dropped it: a description from the page's ``head`` (``_head_descriptions``) of five words
+    or more that the body shows as a text node within ``_DEK_AFTER_H1`` characters after an ``<h1>`` tag;
+    the text shown there (``_text_run_at``) goes in."""
+    if not head or not text.strip():
+        return text
+    import html as _html
+
+    body = rw.html
+    h1s: list[int] | None = None  # where the first few <h1> tags start in the source (looked up once)
+    seen = set()
+    for desc in _head_descriptions(head):
+        plain = _norm_ws(_html.unescape(desc))
+        if plain in seen or plain.count(" ") < _DEK_MIN_SPACES or plain[:_DEK_KEY_CHARS // 2] in text:
+            continue
+        seen.add(plain)
+        if h1s is None:
+            h1s, at = [], body.find("<h1")
+            while at >= 0 and len(h1s) < _DEK_H1_LOOKUPS:
+                h1s.append(at)
+                at = body.find("<h1", at + 3)
+        for key in dict.fromkeys((desc.strip()[:_DEK_KEY_CHARS], plain[:_DEK_KEY_CHARS])):
+            # searched only in the source just after each <h1> tag
+            i = next((j for j in (body.find(key, h, h + _DEK_AFTER_H1 + len(key)) for h in h1s) if j >= 0), -1)
+            if i < 0:
+                continue
+            gt = body.rfind(">", 0, i)
+            if gt < 0 or body[gt + 1:i].strip():
+                continue
+            dek = _text_run_at(body, i)
+            if dek.count(" ") < _DEK_MIN_SPACES or dek[:_DEK_KEY_CHARS // 2] in text:
+                return text
+            lines = text.split("\n")
+            first = next((j for j, ln in enumerate(lines) if ln.strip()), 0)
+            at = first + 1 if _norm_ws(lines[first]) in (rw.title(), headline) else first
+            if not at:
+                return dek + "\n\n" + text
+            return "\n".join(lines[:at] + ["", dek] + ([] if at < len(lines) and not lines[at].strip() else [""])
+                             + lines[at:])
+    return text
 
 
 _PROSE_ABOVE_TITLE_MAX = 200
