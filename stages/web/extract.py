@@ -1541,14 +1541,15 @@ def _head_titles(head: str) -> list[str]:
 
 
 def _headline_in_titles(rw: "_Rewriter", titles: list[str], text: str) -> str:
-    """The text of the first ``<h1>`` that the page's head titles hold (``_head_titles``: "Headline | Site"),
-    of three words or more, unless ``text`` already holds it as a line; "" when there is none."""
+    """The text of the first ``<h1>`` that opens one of the page's head titles (``_head_titles``: "Headline |
+    Site"; not the site's name closing it, "Sessions | Django 3.2 documentation"), of three words or more,
+    unless ``text`` already holds it as a line; "" when there is none."""
     doc = rw.tree.document
     if doc is None or not titles:
         return ""
     for h1 in doc.query_selector_all("h1").values():
         t = _norm_ws(h1.text or "")
-        if t.count(" ") >= _HEADLINE_MIN_SPACES and any(t.casefold() in ht for ht in titles):
+        if t.count(" ") >= _HEADLINE_MIN_SPACES and any(ht.startswith(t.casefold()) for ht in titles):
             n = len(t)
             if any(n <= len(ln) <= 2 * n + 10 and _norm_ws(ln) == t for ln in text.split("\n")):
                 return ""
@@ -1874,8 +1875,10 @@ def _linked_teasers(lines: list[str], prose: list[int], start: int, html: str) -
 
 # trailing labels: what trafilatura's precision mode drops as trailing headings ("SOURCE", "Discussion", "More
 # Weather News", "Gamer Guide", "Right Internal Skyscraper, Site wide"): at most ``_TRAILING_LABEL_LINES`` last
-# lines of at most ``_TRAILING_LABEL_WORDS`` words, Latin script, neither a sentence end, a colon nor list or
-# placeholder markup, on pages with ``_TRAILING_LABEL_MIN_PROSE`` characters of prose
+# lines of at most ``_TRAILING_LABEL_WORDS`` words, Latin script, in title case (every word of four letters or
+# more capitalised: a label, not a reference page's last item "Length of original object"), no identifier
+# ("GOutputStream", "h5g_link"), neither a sentence end, a colon nor list or placeholder markup, on
+# pages with ``_TRAILING_LABEL_MIN_PROSE`` characters of prose
 _TRAILING_LABEL_LINES = 2
 _TRAILING_LABEL_WORDS = 5
 _TRAILING_LABEL_MIN_PROSE = 600
@@ -1892,8 +1895,10 @@ def _drop_trailing_labels(lines: list[str], total: int) -> list[str]:
         while j >= 0 and not lines[j].strip():
             j -= 1
         s = lines[j].strip() if j >= 0 else ""
-        if (not s or s[0] in _BULLET_STARTS or s[0] in "[(|$`" or not s.isascii() or s.endswith(_TRAILING_LABEL_END)
-                or ":" in s or _PH_OPEN in s or s.count(" ") >= _TRAILING_LABEL_WORDS):
+        if (not s or not s[0].isalnum() or not s.isascii() or s.endswith(_TRAILING_LABEL_END)
+                or ":" in s or "_" in s or s.count(" ") >= _TRAILING_LABEL_WORDS
+                or any(len(w) >= 4 and not w[0].isupper() or not w.isupper() and any(c.isupper() for c in w[1:])
+                       for w in s.split())):
             break
         end = j
     return lines if end == len(lines) else lines[:end]

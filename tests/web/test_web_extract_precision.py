@@ -651,8 +651,10 @@ def test_trailing_labels_dropped_sentences_and_lists_kept():
     out = _drop_trailing_labels(story + ["", "Discussion", "", "More Weather News", ""], total)
     assert [x for x in out if x] == story
     # a third label, a sentence, a colon, a list item, a non-Latin line or six words stay
+    # and so do a reference page's last item, an identifier or code (ghc, glib, groovy documentation pages)
     for last in (["Gamer Guide", "From the Developers", "Discussion"], ["It ended there."], ["Source: The Guardian"],
-                 ["  • Removed Herobrine"], ["国旗国歌や世界遺産"], ["Laurie Oakes is the political editor here"]):
+                 ["  • Removed Herobrine"], ["国旗国歌や世界遺産"], ["Laurie Oakes is the political editor here"],
+                 ["Length of original object"], ["See Also", "GOutputStream"], ["      {}"], ["h5g_link"]):
         kept = _drop_trailing_labels(story + last, total)
         assert kept[:len(story) + 1] == (story + last)[:len(story) + 1], last
     assert _drop_trailing_labels(story[:3] + ["Discussion"], 300) == story[:3] + ["Discussion"]  # short page
@@ -700,6 +702,10 @@ def test_headline_restored_only_when_the_head_names_it():
             ("<head><title>Another story entirely</title></head>", False), ("", False)):
         out = _restore_article_title(text, rw, head)
         assert out.startswith("Budget passes after a long night in the senate\n") == want, head
+    # a documentation site's name in its <h1>, closing the page's title: not a headline
+    doc = "<body><h1>Django 3.2.25 documentation</h1><div><h1>Sessions</h1><p>Story text.</p></div></body>"
+    assert _restore_article_title(text, _Rewriter(HTMLTree.parse(doc), doc),
+                                  "<title>How to use sessions | Django 3.2.25 documentation</title>") == text
     assert _restore_article_title("Budget passes after a long night in the senate\n\nStory text.", rw,
                                   "<title>Budget passes after a long night in the senate</title>").count("Budget") == 1
 
