@@ -1540,15 +1540,31 @@ def _head_titles(head: str) -> list[str]:
     return [_norm_ws(_html.unescape(t)).casefold() for t in out if t.strip()]
 
 
+_SOURCE_H1_LOOKUPS = 16
+
+
+def _source_h1_texts(html: str) -> list[str]:
+    """The texts of the source's first ``_SOURCE_H1_LOOKUPS`` ``<h1>`` elements (tags dropped, entities
+    unescaped, whitespace folded): literal finds, cheaper than a DOM query."""
+    import html as _html
+
+    out, at = [], html.find("<h1")
+    while at >= 0 and len(out) < _SOURCE_H1_LOOKUPS:
+        gt, end = html.find(">", at), html.find("</h1", at)
+        if html[at + 3:at + 4] in (">", " ", "\t", "\n", "\r") and 0 <= gt < end:
+            inner = _TAG_RE_ANY.sub("", html[gt + 1:end])
+            out.append(_norm_ws(_html.unescape(inner) if "&" in inner else inner))
+        at = html.find("<h1", at + 3)
+    return out
+
+
 def _headline_in_titles(rw: "_Rewriter", titles: list[str], text: str) -> str:
     """The text of the first ``<h1>`` that opens one of the page's head titles (``_head_titles``: "Headline |
     Site"; not the site's name closing it, "Sessions | Django 3.2 documentation"), of three words or more,
     unless ``text`` already holds it as a line; "" when there is none."""
-    doc = rw.tree.document
-    if doc is None or not titles:
+    if not titles:
         return ""
-    for h1 in doc.query_selector_all("h1").values():
-        t = _norm_ws(h1.text or "")
+    for t in _source_h1_texts(rw.html):
         if t.count(" ") >= _HEADLINE_MIN_SPACES and any(ht.startswith(t.casefold()) for ht in titles):
             n = len(t)
             if any(n <= len(ln) <= 2 * n + 10 and _norm_ws(ln) == t for ln in text.split("\n")):
@@ -1800,6 +1816,7 @@ def _author_bio_start(lines: list[str], prose: list[int], start: int) -> int | N
 _LINKED_TEASER_MIN_WORDS = 4
 _LINKED_TEASER_MAX = 200
 _LINKED_TEASER_LOOKUPS = 3  # occurrences of a line's text looked at in the page's source
+_LINKED_TEASER_NEEDLE = 12  # characters of a line searched for in the source, at least
 _TAG_RE_ANY = re.compile(r"<[^<>]*>")
 _WORD_TOKEN_RE = re.compile(r"\w+")
 # a link to another page: an href that is not a jump inside the page (a section heading's own "#anchor"
@@ -1818,22 +1835,31 @@ def _anchor_open_before(html: str, pos: int) -> int:
 
 def _link_text_at(html: str, key: str, start: int = 0) -> int:
     """Where ``key`` occurs in the page's source, at or after ``start``, as the whole text of one ``<a>``
-    element that leads away from the page (``_LINK_AWAY_RE``): inside an open anchor, with only tags and
-    whitespace between the start tag and it and between it and ``</a`` (``<a href=...><h3>key</h3></a>``,
-    ``<h3><a href=...>key</a></h3>``); -1 if not. Text the source spells with entities or line breaks is
-    not found (the line stays)."""
-    pos, tries = html.find(key, start), 0
+    element that leads away from the page (``_LINK_AWAY_RE``): the anchor's text, tags dropped, entities
+    unescaped and whitespace folded, is ``key`` (``<a href=...><h3>key</h3></a>``, ``<h3><a href=...>key</a>
+    </h3>``); -1 if not. The source is searched for the line's start up to its first non-ASCII character
+    (what a page may spell as an entity: "girls&#8217; trip"), at least ``_LINKED_TEASER_NEEDLE`` characters."""
+    import html as _html
+
+    needle = key
+    if not key.isascii():
+        cut = next(i for i, ch in enumerate(key) if ord(ch) > 127)
+        if cut < _LINKED_TEASER_NEEDLE:
+            return -1
+        needle = key[:cut]
+    pos, tries = html.find(needle, start), 0
     while pos >= 0 and tries < _LINKED_TEASER_LOOKUPS:
         tries += 1
         op = _anchor_open_before(html, pos)
         if op > html.rfind("</a", 0, pos):
             gt = html.find(">", op)
-            if (0 <= gt < pos and not _TAG_RE_ANY.sub("", html[gt + 1:pos]).strip()
-                    and _LINK_AWAY_RE.search(html, op, gt)):
-                end = html.find("</a", pos + len(key))
-                if end >= 0 and not _TAG_RE_ANY.sub("", html[pos + len(key):end]).strip():
-                    return pos
-        pos = html.find(key, pos + 1)
+            if 0 <= gt < pos and not _TAG_RE_ANY.sub("", html[gt + 1:pos]).strip() and _LINK_AWAY_RE.search(html, op, gt):
+                end = html.find("</a", pos + len(needle))
+                if end >= 0 and end - gt <= 4 * len(key) + 200:
+                    inner = _TAG_RE_ANY.sub("", html[gt + 1:end])
+                    if _norm_ws(_html.unescape(inner) if "&" in inner else inner) == key:
+                        return pos
+        pos = html.find(needle, pos + 1)
     return -1
 
 
