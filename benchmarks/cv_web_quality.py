@@ -15,6 +15,8 @@ the pooled out-of-fold ROC AUC is reported.
     .venv/bin/python benchmarks/cv_web_quality.py web-loso [VARIANT ...] # web model, leave-one-source-out
     .venv/bin/python benchmarks/cv_web_quality.py web-scoring [VARIANT ...] # LOSO: chunked scoring x seeds, bagged
     .venv/bin/python benchmarks/cv_web_quality.py web-ens [TAG ...]     # round 6: ensembles (@dim16, +u15m, ...) vs shipped
+    .venv/bin/python benchmarks/cv_web_quality.py web-ens-plus V [V ...] # round 7: shipped ensemble + members V
+    .venv/bin/python benchmarks/cv_web_quality.py web-views [MIN_WORDS ...] # round 7: + prose view (10: shipped)
     .venv/bin/python benchmarks/cv_web_quality.py web-teacher            # round 6: the distillation teacher, LOSO
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline [ISO3 ...] # held-out-language bench, other languages
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline-lid [ISO3 ...] # same, low lid confidence -> fallback
@@ -157,12 +159,16 @@ def train_fold(variant: str, fold: int, tmp: Path, drop: frozenset = frozenset()
     for e in exs:
         e.text = normalize(e.text, norm)
     exs = dedup([e for e in exs if e.text], key=lambda e: e.text)
+    if variant in HOLDOUT:  # the grouped holdout the train command keeps out of the model (recipe ``holdout``)
+        from assay.classifiers.data import holdout_split
+        exs = holdout_split(exs, HOLDOUT[variant], seed=0)[0]
     if variant in BOOTSTRAP:  # a bootstrap sample of the deduplicated examples (bagging; data noise)
         rng = np.random.default_rng(BOOTSTRAP[variant])
         exs = [exs[i] for i in rng.integers(0, len(exs), len(exs))]
     tr = expand_repeats(balance(exs, bal, seed=0), seed=0)
     f = tmp / f"{variant}_{fold}{tag}.txt"
-    _write_fasttext_file(f, [(e.label, e.text) for e in tr])
+    mc = MULTICLASS.get(variant)  # negatives split into classes by source; the score stays P(__label__1)
+    _write_fasttext_file(f, [(e.label if e.label == 1 or not mc else "0" + mc.get(e.source, ""), e.text) for e in tr])
     params = {**FT, **VARIANTS[variant][2]}
     out = tmp / f"{variant}_{fold}{tag}.bin"
     _train_isolated(f, params, out, lambda m: print(m, file=sys.stderr))
@@ -831,6 +837,62 @@ def teacher_loso() -> dict:
     return res
 
 
+# --- round 7: "web-ens-plus V ..." adds members V to the shipped three (mean probability of all); "+ho20": the 20%
+# grouped holdout the train command keeps out; "+mc": one fastText class per kind of negative; "web-views": the prose
+# view (classifiers/text.py prose_view) scored beside the whole text by the shipped LOSO models.
+
+
+HOLDOUT: dict[str, float] = {}  # variant -> fraction held out of training by group, as the train command does
+for _m in ENS_MEMBERS:
+    VARIANTS[_m + "+ho20"] = VARIANTS["shipped"]
+    NORMS[_m + "+ho20"] = NORMS.get(_m, {})
+    HOLDOUT[_m + "+ho20"] = 0.2
+
+
+# Label granularity: fastText's softmax with one class per kind of negative (boilerplate pages, another language,
+# English text people judged bad) instead of one "bad" class; the score is still P(good), so a text only scores high
+# when it is near none of the bad kinds (a linear binary model has one "bad" direction for all of them).
+MC_KINDS = {"b": BOILER, "l": ["hplt_other", "turku_other_lines_all"], "h": ["hplt_en", "turku_en_lines"]}
+MULTICLASS: dict[str, dict[str, str]] = {}  # variant -> {source name: negative class suffix}
+for _m in ENS_MEMBERS:
+    for _tag, _kinds in (("+mc", "blh"), ("+mc2", "l")):
+        VARIANTS[_m + _tag] = VARIANTS["shipped"]
+        NORMS[_m + _tag] = NORMS.get(_m, {})
+        MULTICLASS[_m + _tag] = {src: k for k in _kinds for src in MC_KINDS[k]}
+
+
+def prose_view_scores(v: str, min_words: int) -> np.ndarray:
+    """LOSO probabilities of variant ``v`` on the English pool, each text scored as the mean of the whole text and its
+    prose view (classifiers/text.py ``prose_view``: the lines of at least ``min_words`` words; models unchanged)."""
+    from assay.classifiers.model import QualityModel
+    from assay.classifiers.text import Normalization, prose_view
+
+    P = pool()
+    sets = np.array([s for _, s in P])
+    out = np.full(len(P), np.nan)
+    norm = Normalization(**{"lowercase": True, "digits": "0", "max_chars": 8000, **NORMS.get(v, {})})
+    for held, path in loso_models(v).items():
+        qm = QualityModel(path, name=v, normalization=norm)
+        idx = np.flatnonzero(sets == held)
+        texts = [P[i][0].text for i in idx]
+        out[idx] = (qm.score(texts) + qm.score([prose_view(t, min_words) for t in texts])) / 2
+    return out
+
+
+def web_views(min_words: list[int]) -> list[dict]:
+    """Round 7: the shipped ensemble's LOSO models scoring mean(whole text, prose view) vs the whole text alone."""
+    base = np.mean([loso_scores(v) for v in ens_members("shipped")], axis=0)
+    return [paired(base, np.mean([prose_view_scores(v, k) for v in ens_members("shipped")], axis=0),
+                   label=f"mean(whole, prose view >= {k} words)") for k in min_words]
+
+
+def web_ens_plus(extra: list[str]) -> dict:
+    """The shipped ensemble plus ``extra`` members against the shipped ensemble (LOSO, train+dev, paired)."""
+    base = [loso_scores(v) for v in ens_members("shipped")]
+    return paired(np.mean(base, axis=0), np.mean(base + [loso_scores(v) for v in extra], axis=0),
+                  label="shipped+" + ",".join(extra))
+
+
 def _main():
     if sys.argv[1] == "web":
         for v in sys.argv[2:] or list(VARIANTS):
@@ -847,6 +909,10 @@ def _main():
         web_paired(sys.argv[2:])
     elif sys.argv[1] == "web-ens":  # round 6: ensembles with other fastText settings vs the shipped ensemble
         web_ens_paired(sys.argv[2:] or [f"@{h}" for h in HP])
+    elif sys.argv[1] == "web-ens-plus":  # round 7: the shipped ensemble with more members
+        web_ens_plus(sys.argv[2:])
+    elif sys.argv[1] == "web-views":  # round 7: mean of the whole text and its prose view (shipped LOSO models)
+        web_views([int(k) for k in sys.argv[2:]] or [10, 5, 8, 15, 20])
     elif sys.argv[1] == "web-teacher":  # round 6: the distillation teacher's own LOSO figures
         teacher_loso()
     elif sys.argv[1] == "lolo":

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assay.classifiers.text import Normalization, normalize
+from assay.classifiers.text import Normalization, normalize, prose_view
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 SHIPPED = ("web", "code", "stem", "code_corruption", "pdf", "web_ml")
@@ -64,11 +64,16 @@ class QualityModel:
     An *ensemble* (card key ``ensemble``, recipe key ``ensemble``) is several fastText models trained on the same
     examples, each seeing the text with its own normalisation applied on top of the model's ``normalization``
     (e.g. digits kept or mapped to 0, punctuation split or not); the score is their mean probability. ``path`` is
-    the first member; the others lie beside it (``<name>.m1.ftz``, ...)."""
+    the first member; the others lie beside it (``<name>.m1.ftz``, ...).
+
+    A *prose view* (card key ``prose_view``: ``{"min_words": k}``) scores a text as the mean of its whole-text
+    probability and the probability of its lines of at least k words (``text.prose_view``); it needs the raw text
+    (line breaks), so ``score_normalized`` applies it only when given ``raw``."""
 
     def __init__(self, path: str | os.PathLike, *, name: str | None = None,
                  normalization: Normalization | None = None,
-                 members: list[tuple[str | os.PathLike, dict | None]] | None = None):
+                 members: list[tuple[str | os.PathLike, dict | None]] | None = None,
+                 prose_min_words: int | None = None):
         self.path = Path(path)
         self.name = name or self.path.stem
         card_path = self.path.with_name(self.path.stem + ".card.json")
@@ -91,6 +96,8 @@ class QualityModel:
                 raise ValueError(f"{mpath}: not a binary quality model (labels {labels}, need {POSITIVE_LABEL})")
             self._members.append((model, member_normalization(normalization, mnorm)))
         self._ft = self._members[0][0]
+        self.prose_min_words = int((self.card.get("prose_view") or {}).get("min_words") or 0) if prose_min_words is None \
+            else int(prose_min_words)
         self.threshold = float(self.card.get("threshold", 0.5))
 
     def __repr__(self) -> str:
@@ -106,13 +113,21 @@ class QualityModel:
         """One float in [0, 1] per text (higher = better). Non-string texts are scored as the empty
         string (the model's prior), never NaN."""
         lines = [normalize(t, self.normalization) for t in texts]
+        return self.score_normalized(lines, raw=[t if isinstance(t, str) else "" for t in texts])
+
+    def score_normalized(self, lines: list[str], raw: list[str] | None = None) -> np.ndarray:
+        """Score already-normalised single-line texts; ``raw``: the texts they were normalised from, for the prose
+        view (without it, or without a prose view in the card, the whole text alone)."""
         if not lines:
             return np.zeros(0, dtype=np.float64)
-        return self._positive_probs(lines)
-
-    def score_normalized(self, lines: list[str]) -> np.ndarray:
-        """Score already-normalised single-line texts (used by training/evaluation)."""
-        return self._positive_probs(lines) if lines else np.zeros(0, dtype=np.float64)
+        p = self._positive_probs(lines)
+        if self.prose_min_words and raw is not None:
+            views = [prose_view(t, self.prose_min_words) for t in raw]
+            j = [i for i, (v, t) in enumerate(zip(views, raw)) if v is not t]  # texts that lose a line
+            if j:
+                pv = self._positive_probs([normalize(views[i], self.normalization) for i in j])
+                p[j] = (p[j] + pv) / 2
+        return p
 
     def percentile(self, scores) -> np.ndarray:
         from assay.classifiers.calibrate import percentile  # noqa: PLC0415

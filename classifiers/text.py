@@ -68,6 +68,15 @@ def _structure_tokens(text: str) -> str:
     return " NLx ".join(out)
 
 
+def prose_view(text: str, min_words: int) -> str:
+    """The lines of ``text`` with at least ``min_words`` whitespace words, joined by newlines: the running prose of a
+    page without its menus, link lists, headings and separators. ``text`` itself (the same object) when every line
+    qualifies or none does (a page of short lines is judged on all of them)."""
+    lines = text.splitlines()
+    keep = [ln for ln in lines if len(ln.split()) >= min_words]
+    return "\n".join(keep) if keep and len(keep) < len(lines) else text
+
+
 def normalize(text: str, norm: Normalization | None = None) -> str:
     """Return a single-line, normalised version of ``text`` (fastText predicts one line at a time).
 

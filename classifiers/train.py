@@ -107,6 +107,9 @@ class Recipe(BaseModel):
     fasttext: FastTextParams = Field(default_factory=FastTextParams)
     quantize: QuantizeParams | None = Field(default_factory=QuantizeParams)
     max_model_bytes: int = 3_000_000  # all members of an ensemble together
+    # > 0: the model scores a text as the mean of the whole text and its lines of at least this many words
+    # (``text.prose_view``; card key ``prose_view``); training is unchanged
+    prose_view_min_words: int = 0
     # empty: one model; else one fastText model per member (same examples, the member's normalisation on top of
     # ``normalization``), scored as their mean probability (assay.classifiers.model.QualityModel)
     ensemble: list[EnsembleMember] = Field(default_factory=list)
@@ -165,7 +168,9 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
     # 1. data
     examples, src_cards = build_sources(_labelled_sources(recipe), root, seed=recipe.seed)
     examples = [e for e in examples if e.label in (0, 1)]
+    raw_of: dict[int, str] = {}  # id(example) -> its text before normalisation (the prose view needs line breaks)
     for e in examples:
+        raw_of[id(e)] = e.text
         e.text = normalize(e.text, norm)
     examples = [e for e in examples if e.text]
     n_before = len(examples)
@@ -214,11 +219,12 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
     log(f"model {model_path} ({len(members)} member(s)) {model_bytes} bytes (unquantised {full_bytes})")
 
     qm = QualityModel(model_path, name=recipe.name, normalization=norm,
-                      members=[(out / m["model_file"], m["normalization"]) for m in member_files])
+                      members=[(out / m["model_file"], m["normalization"]) for m in member_files],
+                      prose_min_words=recipe.prose_view_min_words)
 
     # 3. evaluation on the held-out split (+ extra eval sets)
     y_test = np.array([e.label for e in test_ex], dtype=np.int8)
-    s_test = qm.score_normalized([e.text for e in test_ex])
+    s_test = qm.score_normalized([e.text for e in test_ex], raw=[raw_of[id(e)] for e in test_ex])
     threshold = recipe.threshold
     if threshold == "best_f1":
         threshold = M.best_f1_threshold(y_test, s_test)[0]
@@ -258,16 +264,20 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
 
     # 4. calibration table (token-weighted percentiles on a reference sample)
     ref_texts: list[str] = []
+    ref_raw: list[str] = []
     ref_desc: list[dict] = []
     if recipe.calibration.include_holdout:
         ref_texts += [e.text for e in test_ex]
+        ref_raw += [raw_of[id(e)] for e in test_ex]
         ref_desc.append({"name": "holdout split", "n_examples": len(test_ex)})
     if recipe.calibration.sources:
         exs, cards = build_sources(recipe.calibration.sources, root, seed=recipe.seed)
         ref_texts += [normalize(e.text, norm) for e in exs]
+        ref_raw += [e.text for e in exs]
         ref_desc += cards
-    ref_texts = [t for t in ref_texts if t][: recipe.calibration.max_docs]
-    ref_scores = qm.score_normalized(ref_texts)
+    keep = [i for i, t in enumerate(ref_texts) if t][: recipe.calibration.max_docs]
+    ref_texts, ref_raw = [ref_texts[i] for i in keep], [ref_raw[i] for i in keep]
+    ref_scores = qm.score_normalized(ref_texts, raw=ref_raw)
     table = build_table(ref_scores, [max(1, n_tokens(t)) for t in ref_texts])
     table.update({"model": recipe.name, "kind": "token_weighted_percentile", "token_unit": "whitespace words",
                   "reference": ref_desc})
@@ -289,6 +299,7 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
         "model_file": model_path.name,
         "model_sha256": hashlib.sha256(model_path.read_bytes()).hexdigest(),
         **({"ensemble": member_files} if recipe.ensemble else {}),
+        **({"prose_view": {"min_words": recipe.prose_view_min_words}} if recipe.prose_view_min_words else {}),
         "calibration_file": calib_path.name,
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "reproduce": {"command": command, "config": _rel(Path(config_path)) if config_path else None,
@@ -409,6 +420,9 @@ def card_markdown(card: dict) -> str:
            " normalisation applied on top of the common one (line `normalisation` below): "
            + "; ".join(f"`{m['model_file']}` `{json.dumps(m['normalization'])}`" for m in card["ensemble"])]
           if card.get("ensemble") else []),
+        *([f"- prose view: a text scores the mean of its whole-text probability and that of its lines of at least"
+           f" {card['prose_view']['min_words']} words (`text.prose_view`; the whole text alone where no line or every"
+           " line has that many)"] if card.get("prose_view") else []),
         f"- calibration table: `{card['calibration_file']}` ({card['calibration']['n_docs']} reference docs,"
         f" {card['calibration']['n_tokens']:,.0f} tokens)",
         f"- normalisation: `{json.dumps(card['normalization'])}`",

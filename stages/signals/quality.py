@@ -114,7 +114,7 @@ class QualityScores(PipelineStep):
                 nkey = (tuple(sorted(model.normalization.to_dict().items())), tuple(idx))
                 if nkey not in normalized:
                     normalized[nkey] = [normalize(batch[i].text[: self.text_max_chars], model.normalization) for i in idx]
-                scores = model.score_normalized(normalized[nkey])
+                scores = model.score_normalized(normalized[nkey], raw=[batch[i].text[: self.text_max_chars] for i in idx])
             try:
                 pct = percentile(model.path, scores)
             except FileNotFoundError:

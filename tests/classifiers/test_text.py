@@ -37,3 +37,26 @@ def test_fast_punct_split_matches_reference_regex():
     for c in cases:
         assert " ".join(split_punct(c).split()) == _WS.sub(" ", _PUNCT.sub(r" \1 ", c)).strip(), repr(c)
     assert re.fullmatch(r"[^\s]+( [^\s]+)*", normalize("a,b")) is not None
+
+
+def test_prose_view_keeps_the_running_text_of_a_real_page(shared_data):
+    """A real Turku English document (train split): menu and list lines leave the prose view, sentences stay; a text
+    whose lines all qualify, or none do, is its own view (the same object)."""
+    from assay.classifiers.data import build_source
+    from assay.classifiers.text import prose_view
+
+    docs = build_source({"builder": "turku_lines", "path": "quality/turku_linewise_text_quality_annotations.tar.zst",
+                         "langs": ["en"], "unit": "doc", "split": "train", "split_dataset": "turku_quality"},
+                        shared_data)[0]
+    mixed = [d.text for d in docs if any(len(ln.split()) < 3 for ln in d.text.splitlines())
+             and any(len(ln.split()) >= 10 for ln in d.text.splitlines())]
+    assert len(mixed) > 10
+    for text in mixed[:20]:
+        view = prose_view(text, 10)
+        lines = view.splitlines()
+        assert lines and all(len(ln.split()) >= 10 for ln in lines)
+        assert lines == [ln for ln in text.splitlines() if len(ln.split()) >= 10]  # in page order, nothing else
+    short = "Home\nAbout us\nContact"
+    assert prose_view(short, 10) is short
+    long = "This sentence has enough words in it to count as running prose for the view.\n" * 2
+    assert prose_view(long, 10) is long
