@@ -103,7 +103,7 @@ def shape_features(text: str) -> list[float]:
     # every token test once per distinct token, weighted by its count, by C-level calls (the sums and the
     # counters below depend on the multiset of tokens only; the type-token window alone reads them in order)
     from assay.stages.common.codes import first_seen_codes  # noqa: PLC0415
-    from assay.stages.web.heuristics import _has_alpha  # noqa: PLC0415 - any(c.isalpha() for c in w)
+    from assay.stages.web.heuristics import has_alpha as _has_alpha  # noqa: PLC0415 - any(c.isalpha() for c in w)
 
     tok_counts = Counter(toks)
     keys = list(tok_counts)
