@@ -632,14 +632,16 @@ class DedupAnnotate(PipelineStep):
     ``signatures_folder``: phase 1's output for the same documents. Its sidecar holds the exact hash of
     every document phase 1 hashed, computed with the same text normalisation: those are read back by
     document id instead of hashing each text again (documents phase 1 did not hash, e.g. rejected ones,
-    are hashed here as before; the values are the same either way)."""
+    are hashed here as before; the values are the same either way). Each task holds 24 bytes per document
+    of the run for that: beyond ``max_stored_exact`` documents every text is hashed here instead."""
 
     type = "🫂 - DEDUP"
     name = "🎯 assay dedup annotate"
 
     def __init__(self, clusters_folder: DataFolderLike = "dedup/clusters", config: DedupConfig | dict | None = None,
-                 signatures_folder: DataFolderLike | None = None):
+                 signatures_folder: DataFolderLike | None = None, max_stored_exact: int = 4_000_000):
         super().__init__()
+        self.max_stored_exact = int(max_stored_exact)
         self.clusters_folder = get_datafolder(clusters_folder)
         self.config = DedupConfig.coerce(config)
         self.signatures_folder = get_datafolder(signatures_folder) if signatures_folder is not None else None
@@ -657,9 +659,11 @@ class DedupAnnotate(PipelineStep):
         if folder is None:
             return empty
         norm = ("lowercase", "remove_punctuation", "normalize_numbers", "strip_accents")
+        metas = [st.read_json(folder, p) for p in folder.list_files(subdirectory="meta", glob_pattern="*.json")]
+        if sum(int(m.get("n_docs") or 0) for m in metas) > self.max_stored_exact:
+            return empty  # every task would hold them all: hashed here instead, as before
         keys, digests = [], []
-        for meta_path in folder.list_files(subdirectory="meta", glob_pattern="*.json"):
-            meta = st.read_json(folder, meta_path)
+        for meta in metas:
             if any(meta.get("fingerprint", {}).get(k) != getattr(self.config, k) for k in norm):
                 return empty
             bin_path, ids_path = st.side_paths(int(meta["rank"]))

@@ -316,6 +316,11 @@ def test_annotate_reads_phase_one_exact_hashes(tmp_path, corpus, base_texts, mon
     assert sorted(calls) == sorted(["", base_texts[3]])  # the empty and the rejected document
     assert read == plain
     assert read["x_exact_upper"]["dedup__exact_hash"] == read["d00"]["dedup__exact_hash"] is not None
+    # more documents than a task may hold the hashes of: every text is hashed here
+    calls.clear()
+    list(DedupAnnotate(str(tmp_path / "clusters"), CFG, signatures_folder=str(tmp_path / "sigs"),
+                       max_stored_exact=len(docs) - 1).run(iter(fresh()), 0, 1))
+    assert len(calls) == len(docs)
     # phase 1 with another text normalisation: its hashes are not this config's, every text is hashed here
     calls.clear()
     other = DedupConfig(lowercase=False)
