@@ -260,7 +260,7 @@ class _PerWord(dict):
 
     __slots__ = ("fn", "max_items", "max_len")
 
-    def __init__(self, fn, max_items: int = 30_000, max_len: int = 24):
+    def __init__(self, fn, max_items: int = 10_000, max_len: int = 24):
         super().__init__()
         self.fn, self.max_items, self.max_len = fn, max_items, max_len
 
