@@ -120,6 +120,19 @@ def _dedup_config(recipe: Recipe):
     )
 
 
+def _dedup_signature_columns(recipe: Recipe) -> list[str]:
+    """The store columns the dedup signatures phase reads: the text, what `DedupPriority` computes the ensemble
+    bucket from (source and the ensemble's percentile signals) and what `MinhashSignatures` reads besides
+    (reject reason, priority and date signals; `extra` holds any signal stored without a declared type)."""
+    from assay.stages.common.store import EXTRA_COLUMN
+    from assay.stages.decisions.tiers import percentile_signals
+
+    cols = ["id", "text", "source", "reject_reason", EXTRA_COLUMN]
+    cols += sorted(percentile_signals(recipe.decisions.model_dump(mode="json")))
+    cols += [c for c in (recipe.dedup.priority_signal, recipe.dedup.date_signal) if c]
+    return list(dict.fromkeys(cols))
+
+
 def _dedup_tasks(recipe: Recipe) -> dict[str, int]:
     from assay.stages.dedup.config import dedup_phase_tasks
 
@@ -217,8 +230,10 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
                 Phase(
                     "dedup_signatures",
                     [
-                        # task r reads what signals task r stored, in order: the store position is the key
-                        SignalStoreReader(str(layout.signals), by_writer_rank=True),
+                        # task r reads what signals task r stored, in order: the store position is the key;
+                        # only the columns this phase reads (not every signal of the store)
+                        SignalStoreReader(str(layout.signals), by_writer_rank=True,
+                                          columns=_dedup_signature_columns(recipe)),
                         DedupPriority(recipe.decisions.model_dump(mode="json")),
                         MinhashSignatures(
                             output_folder=str(layout.dedup / "signatures"),
@@ -289,7 +304,8 @@ def _build_phases(recipe: Recipe, run_dir: Path) -> list[Phase]:
     if dedup_on:
         from assay.stages.dedup.minhash import DedupAnnotate
 
-        decide_steps.append(DedupAnnotate(clusters_folder=str(clusters)))
+        # phase 1's sidecars beside the clusters (this run's, or the re-tiered run's) hold the exact hashes
+        decide_steps.append(DedupAnnotate(clusters_folder=str(clusters), signatures_folder=str(clusters.parent / "signatures")))
         desc.append("dedup annotate (cluster id/size, duplicate_of)")
     out = recipe.output
     decide_steps.append(

@@ -65,6 +65,11 @@ class TextMemo:
         seen, value = hit
         return value if (seen is text or seen == text) else None
 
+    def pop(self, doc_id: str) -> tuple[str, Any] | None:
+        """``(text, value)`` remembered for ``doc_id`` (the caller checks the text itself), else ``None``.
+        Removes the entry."""
+        return self._items.pop(doc_id, None)
+
     def clear(self) -> None:
         self._items.clear()
 

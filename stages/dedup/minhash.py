@@ -13,6 +13,7 @@ File formats: see `assay.stages.dedup.storage`.
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import datetime, timezone
 from typing import Any
@@ -626,17 +627,80 @@ class DedupAnnotate(PipelineStep):
     step excludes duplicates (``dedup_reason`` gives ``dedup_exact`` / ``dedup_minhash``).
 
     Documents are matched by ``dedup__doc_key`` (set by `MinhashSignatures`), falling back to the
-    document id when the key is absent."""
+    document id when the key is absent.
+
+    ``signatures_folder``: phase 1's output for the same documents. Its sidecar holds the exact hash of
+    every document phase 1 hashed, computed with the same text normalisation: those are read back by
+    document id instead of hashing each text again (documents phase 1 did not hash, e.g. rejected ones,
+    are hashed here as before; the values are the same either way). Each task holds 24 bytes per document
+    of the run for that: beyond ``max_stored_exact`` documents every text is hashed here instead."""
 
     type = "🫂 - DEDUP"
     name = "🎯 assay dedup annotate"
 
-    def __init__(self, clusters_folder: DataFolderLike = "dedup/clusters", config: DedupConfig | dict | None = None):
+    def __init__(self, clusters_folder: DataFolderLike = "dedup/clusters", config: DedupConfig | dict | None = None,
+                 signatures_folder: DataFolderLike | None = None, max_stored_exact: int = 4_000_000):
         super().__init__()
+        self.max_stored_exact = int(max_stored_exact)
         self.clusters_folder = get_datafolder(clusters_folder)
         self.config = DedupConfig.coerce(config)
+        self.signatures_folder = get_datafolder(signatures_folder) if signatures_folder is not None else None
         self._by_key: dict[int, tuple] | None = None
         self._by_id: dict[str, tuple] | None = None
+        self._exact: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _load_exact(self) -> tuple[np.ndarray, np.ndarray]:
+        """(sorted 64-bit keys of document ids, their exact digests) from phase 1's sidecars: 24 bytes per
+        document held. Empty when there are none or phase 1 normalised text otherwise than ``self.config``."""
+        import xxhash
+
+        empty = (np.empty(0, dtype=np.uint64), np.empty(0, dtype="V16"))
+        folder = self.signatures_folder
+        if folder is None:
+            return empty
+        norm = ("lowercase", "remove_punctuation", "normalize_numbers", "strip_accents")
+        metas = [st.read_json(folder, p) for p in folder.list_files(subdirectory="meta", glob_pattern="*.json")]
+        if sum(int(m.get("n_docs") or 0) for m in metas) > self.max_stored_exact:
+            return empty  # every task would hold them all: hashed here instead, as before
+        keys, digests = [], []
+        for meta in metas:
+            if any(meta.get("fingerprint", {}).get(k) != getattr(self.config, k) for k in norm):
+                return empty
+            bin_path, ids_path = st.side_paths(int(meta["rank"]))
+            if not (folder.exists(bin_path) and folder.exists(ids_path)):
+                continue
+            side = st.read_records(folder, bin_path, st.SIDE)
+            has = side["has_exact"] == 1
+            with folder.open(ids_path, "rb") as f:
+                ids = [line for line, h in zip(f, has.tolist()) if h]
+            if len(ids) != int(has.sum()):
+                continue
+            # the id as phase 1 wrote it (one JSON string per line): hashed as its decoded string
+            keys.append(np.fromiter((xxhash.xxh3_64_intdigest(json.loads(i).encode("utf-8", "surrogatepass"))
+                                     for i in ids), dtype=np.uint64, count=len(ids)))
+            digests.append(side["exact"][has])
+        if not keys:
+            return empty
+        k, d = np.concatenate(keys), np.concatenate(digests)
+        order = np.argsort(k, kind="stable")
+        k, d = k[order], d[order]
+        # a key held twice (the same id in two ranks, or two ids with one 64-bit hash): hashed here instead
+        same = k[1:] == k[:-1]
+        shared = np.zeros(k.size, dtype=bool)
+        shared[1:] |= same
+        shared[:-1] |= same
+        return k[~shared], d[~shared]
+
+    def _stored_exact(self, doc_id: str) -> str | None:
+        """The exact hash (hex) phase 1 computed for this document, None when it did not."""
+        import xxhash
+
+        keys, digests = self._exact
+        if not keys.size:
+            return None
+        h = np.uint64(xxhash.xxh3_64_intdigest(doc_id.encode("utf-8", "surrogatepass")))
+        i = int(np.searchsorted(keys, h))
+        return digests[i].tobytes().hex() if i < keys.size and keys[i] == h else None
 
     def _load(self) -> None:
         import json
@@ -654,14 +718,20 @@ class DedupAnnotate(PipelineStep):
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         if self._by_key is None:
             self._load()
+        if self._exact is None:
+            self._exact = self._load_exact()
         for doc in data or []:
             with self.track_time():
                 md = doc.metadata
                 if md.get("dedup__exact_hash") is None and "dedup__exact_hash" not in md:
-                    from assay.stages.dedup.shingles import exact_hash
+                    stored = self._stored_exact(str(doc.id))
+                    if stored is not None:
+                        md["dedup__exact_hash"] = stored
+                    else:
+                        from assay.stages.dedup.shingles import exact_hash
 
-                    e = exact_hash(doc.text, self.config)
-                    md["dedup__exact_hash"] = e.hex() if e is not None else None
+                        e = exact_hash(doc.text, self.config)
+                        md["dedup__exact_hash"] = e.hex() if e is not None else None
                 key = md.get("dedup__doc_key")
                 row = self._by_key.get(int(key)) if key is not None else self._by_id.get(str(doc.id))
                 if row is None:

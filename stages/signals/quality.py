@@ -15,6 +15,10 @@ from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, TextMemo
 # {model path: score} of the documents scored on their whole text, for the web quality step of the same
 # worker, which scores the same texts with the English model again (``assay.stages.web.quality``)
 SCORED = TextMemo(max_chars=WHOLE_TEXT_MAX_CHARS)
+# {model path: (normalised line, score)} of the documents too long for ``SCORED``: the web quality step reads a
+# prefix of their text, and where that prefix normalises to the same line (the models read the first few
+# thousand characters), the score is the same number
+SCORED_LINES = TextMemo()
 
 # which models apply to which source (only models listed in ``models`` are ever loaded/used)
 DEFAULT_SOURCES: dict[str, list[str]] = {"web": ["web", "stem"], "code": ["code", "code_corruption"],
@@ -97,6 +101,7 @@ class QualityScores(PipelineStep):
 
         normalized: dict[tuple, list[str]] = {}  # one normalisation pass per distinct config (web+stem share)
         known: dict[int, dict[str, float]] = {}  # batch index -> {model path: score}, for SCORED
+        known_lines: dict[int, dict[str, tuple[str, float]]] = {}  # the same with the line, for SCORED_LINES
         for m in self.models:
             key = self.keys[m]
             idx = []
@@ -119,16 +124,20 @@ class QualityScores(PipelineStep):
                 pct = percentile(model.path, scores)
             except FileNotFoundError:
                 pct = [None] * len(idx)
-            for i, s, p in zip(idx, scores, pct):
+            for j, (i, s, p) in enumerate(zip(idx, scores, pct)):
                 batch[i].metadata[f"{key}__score"] = float(s)
                 batch[i].metadata[f"{key}__pct"] = None if p is None else float(p)
                 if SCORED.active:
                     known.setdefault(i, {})[str(model.path)] = float(s)
+                if SCORED_LINES.active and len(batch[i].text) > WHOLE_TEXT_MAX_CHARS:
+                    known_lines.setdefault(i, {})[str(model.path)] = (normalized[nkey][j], float(s))
             self.stat_update(f"scored/{m}", value=len(idx))
         for i, by_model in known.items():
             text = batch[i].text
             if len(text) <= self.text_max_chars:  # scored on the whole text
                 SCORED.put(batch[i].id, text, by_model)
+        for i, by_model in known_lines.items():
+            SCORED_LINES.put(batch[i].id, batch[i].text, by_model)
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         from assay.stages.common.batching import batched

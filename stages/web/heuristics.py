@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter
+from functools import lru_cache
+from itertools import compress, repeat
 
 import numpy as np
 import regex
@@ -62,6 +64,7 @@ def split_words(text: str) -> list[str]:
 _PLACEHOLDER_LETTERS = "bcdfghjklmnpqrstvwxz"
 
 
+@lru_cache(maxsize=8192)  # the same spans come back on every page of a reference site
 def inline_code_word(code: str) -> str:
     """The one-word stand-in for an inline code span in the prose-only text: five letters derived
     from the span (crc32), so the same code gives the same word and different code different words.
@@ -120,7 +123,7 @@ def _r(x: float) -> float:
 def _alpha_ws_ratio(text: str) -> float:
     toks = Counter(text.split())
     n = sum(toks.values())
-    return _r(sum(c for t, c in toks.items() if _has_alpha(t)) / n) if n else 0.0
+    return _r(sum(compress(toks.values(), map(has_alpha, toks))) / n) if n else 0.0
 
 
 class _WordTable:
@@ -250,11 +253,35 @@ def _has_alpha(w: str) -> bool:
     return m.group().isalpha() or any(c.isalpha() for c in w)
 
 
+class _PerWord(dict):
+    """``fn(word)`` remembered per distinct word for the process: the words of one page come back on the next
+    (a dict lookup instead of a regex search or a strip per distinct word and page). At most ``max_items``
+    words of at most ``max_len`` characters are kept (emptied when full); longer ones are computed each time."""
+
+    __slots__ = ("fn", "max_items", "max_len")
+
+    def __init__(self, fn, max_items: int = 10_000, max_len: int = 24):
+        super().__init__()
+        self.fn, self.max_items, self.max_len = fn, max_items, max_len
+
+    def __missing__(self, w: str) -> bool:
+        v = self.fn(w)
+        if len(w) <= self.max_len:
+            if len(self) >= self.max_items:
+                self.clear()
+            self[w] = v
+        return v
+
+
+has_alpha = _PerWord(_has_alpha).__getitem__  # _has_alpha, remembered per word
+is_non_symbol = _PerWord(_is_non_symbol).__getitem__  # _is_non_symbol, remembered per word
+
+
 def gopher_quality_signals(text: str, words: list[str] | None = None, table: _WordTable | None = None) -> dict:
     """Values behind datatrove's GopherQualityFilter (same definitions)."""
     table = table or _WordTable(split_words(text) if words is None else words)
     n_words = len(table.ids)
-    ns = table.per_word(_is_non_symbol)
+    ns = table.per_word(is_non_symbol)
     n_ns = int(ns.sum())
     lines = text.splitlines() or [""]
     out = {
@@ -262,9 +289,11 @@ def gopher_quality_signals(text: str, words: list[str] | None = None, table: _Wo
         "mean_word_length": _r(table.lens[ns].sum() / n_ns) if n_ns else 0.0,
         "hash_word_ratio": _r(text.count("#") / n_words) if n_words else 0.0,
         "ellipsis_word_ratio": _r((text.count("...") + text.count("…")) / n_words) if n_words else 0.0,
-        "bullet_lines_ratio": _r(sum(s.lstrip().startswith(("•", "-")) for s in lines) / len(lines)),
-        "end_ellipsis_lines_ratio": _r(sum(s.rstrip().endswith(("...", "…")) for s in lines) / len(lines)),
-        "alpha_words_ratio": _r(table.per_word(_has_alpha).sum() / n_words) if n_words else 0.0,
+        # (per-line tests by C-level map: the same counts as the generator over lines)
+        "bullet_lines_ratio": _r(sum(map(str.startswith, map(str.lstrip, lines), repeat(("•", "-")))) / len(lines)),
+        "end_ellipsis_lines_ratio": _r(sum(map(str.endswith, map(str.rstrip, lines), repeat(("...", "…"))))
+                                       / len(lines)),
+        "alpha_words_ratio": _r(table.per_word(has_alpha).sum() / n_words) if n_words else 0.0,
         # the Gopher paper's reading: whitespace-separated words (punctuation stays attached)
         "alpha_ws_words_ratio": _alpha_ws_ratio(text),
         "stop_words": len(_STOP_WORDS.intersection(w.lower() for w in table.uniq)),
@@ -370,8 +399,8 @@ def fineweb_signals(text: str, words: list[str] | None = None, short_line_length
     words = split_words(text) if words is None else words
     no_nl = max(len(text.replace("\n", "")), 1)
     return {
-        "line_punct_ratio": _r(sum(1 for ln in lines if ln.endswith(_FINEWEB_STOP_CHARS)) / len(lines)),
-        "short_line_ratio": _r(sum(1 for ln in lines if len(ln) <= short_line_length) / len(lines)),
+        "line_punct_ratio": _r(sum(map(str.endswith, lines, repeat(_FINEWEB_STOP_CHARS))) / len(lines)),
+        "short_line_ratio": _r(sum(map(short_line_length.__ge__, map(len, lines))) / len(lines)),
         "char_dup_ratio": _r(find_duplicates(lines)[1] / no_nl),
         "list_ratio": _r(text.count("\n") / len(words)) if words else 0.0,
     }

@@ -107,19 +107,26 @@ def detect_language(text: str, *, model_path: str | None = None) -> tuple[str, f
     return top[0] if top else ("und", 0.0)
 
 
-# (model path, code, unrounded score) of the latest predictions of ``LanguageId`` in this process, by
-# document id and text, for the web quality step that makes the same prediction on the same text
+# (model path, code, unrounded score, characters read) of the latest predictions of ``LanguageId`` in this
+# process, by document id, with the document's text (its own object: no copy held), for the web quality step
+# that makes the same prediction on the same text
 RECENT = TextMemo()
 
 
 def recent_detection(doc_id: str, text: str, model_path: str | None = None) -> tuple[str, float] | None:
     """``detect_language(text, model_path=model_path)`` as ``LanguageId`` computed it for ``doc_id`` in
-    this process (unrounded), when it predicted on exactly ``text`` with that model; else ``None``.
+    this process (unrounded), when it predicted on exactly ``text`` with that model (the first ``max_chars``
+    characters of the document's text it saw are ``text``: a long page's prefix too); else ``None``.
     Removes the entry (one reader)."""
-    hit = RECENT.take(doc_id, text)
-    if hit is None or hit[0] != (model_path or default_model_path()):
+    hit = RECENT.pop(doc_id)
+    if hit is None:
         return None
-    return hit[1], hit[2]
+    seen, (path, code, score, n) = hit
+    if path != (model_path or default_model_path()):
+        return None
+    if len(text) != min(len(seen), n) or not (seen is text or seen.startswith(text)):
+        return None
+    return code, score
 
 
 def language_threshold(code: str, thresholds: dict[str, float] | None = None,
@@ -183,8 +190,8 @@ class LanguageId(PipelineStep):
             with self.track_time():
                 text = doc.text[: self.max_chars]
                 code, score = detect_language(text, model_path=path)
-            if text is doc.text:  # the whole text (a prefix would be a copy to hold): remember it
-                RECENT.put(doc.id, text, (path, code, score))
+            # the document's own text (a prefix would be a copy to hold) and how much of it was read
+            RECENT.put(doc.id, doc.text, (path, code, score, self.max_chars))
             thr = language_threshold(code, self.thresholds, self.default_threshold)
             meta["lang__code"] = code
             meta["lang__score"] = round(score, 6)

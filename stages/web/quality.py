@@ -103,7 +103,7 @@ def shape_features(text: str) -> list[float]:
     # every token test once per distinct token, weighted by its count, by C-level calls (the sums and the
     # counters below depend on the multiset of tokens only; the type-token window alone reads them in order)
     from assay.stages.common.codes import first_seen_codes  # noqa: PLC0415
-    from assay.stages.web.heuristics import _has_alpha  # noqa: PLC0415 - any(c.isalpha() for c in w)
+    from assay.stages.web.heuristics import has_alpha as _has_alpha  # noqa: PLC0415 - any(c.isalpha() for c in w)
 
     tok_counts = Counter(toks)
     keys = list(tok_counts)
@@ -219,6 +219,7 @@ def quality_features(texts: list[str], models: dict[str, list[str]] | None = Non
                      signals: list[dict | None] | None = None,
                      languages: list[tuple[str, float] | None] | None = None,
                      scores: list[dict[str, float] | None] | None = None,
+                     scored_lines: list[dict[str, tuple[str, float]] | None] | None = None,
                      ) -> tuple[np.ndarray, list[str], list[str]]:
     """Feature matrix (n x k), feature names and detected languages for ``texts``.
 
@@ -226,8 +227,10 @@ def quality_features(texts: list[str], models: dict[str, list[str]] | None = Non
     ``<model>__logit`` (0 outside its languages) and ``<model>__covered`` (0/1).
     ``signals`` / ``languages`` / ``scores``: per text, values already computed for exactly this text
     (``None`` where not): ``classic_signals(text[:TEXT_MAX_CHARS])``, ``detect_language(text[:TEXT_MAX_CHARS])``
-    and ``{model path: load(model).score([text[:TEXT_MAX_CHARS]])[0]}``. The features are the same either
-    way; the batch step passes what earlier steps measured."""
+    and ``{model path: load(model).score([text[:TEXT_MAX_CHARS]])[0]}``. ``scored_lines``: per text
+    ``{model path: (normalised line, score)}`` measured on some text of the document (a longer prefix): used
+    where ``text[:TEXT_MAX_CHARS]`` normalises to that very line (a model scores its normalised line). The
+    features are the same either way; the batch step passes what earlier steps measured."""
     import assay.classifiers  # noqa: PLC0415
     from assay.stages.web.langid import detect_language  # noqa: PLC0415
 
@@ -253,11 +256,33 @@ def quality_features(texts: list[str], models: dict[str, list[str]] | None = Non
             probs = np.array([(scores[i] or {}).get(path, np.nan) if scores is not None else np.nan for i in idx])
             todo = np.flatnonzero(np.isnan(probs))
             if len(todo):
-                probs[todo] = model.score([texts[idx[j]][:TEXT_MAX_CHARS] for j in todo])
+                probs[todo] = _score_texts(model, [texts[idx[j]][:TEXT_MAX_CHARS] for j in todo],
+                                           [(scored_lines[idx[j]] or {}).get(path) for j in todo]
+                                           if scored_lines is not None else None)
             logit[idx] = _logit(probs)
         cols += [logit[:, None], cov.astype(np.float64)[:, None]]
         names += [f"{m}__logit", f"{m}__covered"]
     return np.hstack(cols), names, langs
+
+
+def _score_texts(model, texts: list[str], known: list[tuple[str, float] | None] | None) -> np.ndarray:
+    """``model.score(texts)``, taking the score of a text from ``known`` (``(line, score)`` or None per text)
+    where the text normalises to that line."""
+    if known is None or not any(known):
+        return model.score(texts)
+    from assay.classifiers.text import normalize  # noqa: PLC0415
+
+    lines = [normalize(t, model.normalization) for t in texts]
+    out = np.full(len(lines), np.nan)
+    miss = []
+    for i, (line, k) in enumerate(zip(lines, known)):
+        if k is not None and k[0] == line:
+            out[i] = k[1]
+        else:
+            miss.append(i)
+    if miss:
+        out[miss] = model.score_normalized([lines[i] for i in miss])
+    return out
 
 
 _CLASSIC_PREFIXES = ("gopher__", "c4__", "fineweb__")
@@ -286,13 +311,23 @@ def stored_model_scores(doc: Document) -> dict[str, float] | None:
     return SCORED.take(doc.id, (doc.text or "")[:TEXT_MAX_CHARS])
 
 
+def stored_model_lines(doc: Document) -> dict[str, tuple[str, float]] | None:
+    """``{model path: (normalised line, score)}`` of the fastText quality models the ``quality_scores_v1``
+    step ran on a document too long for :func:`stored_model_scores` (``assay.stages.signals.quality.SCORED_LINES``);
+    ``quality_features`` uses a score where the text it scores normalises to the same line."""
+    from assay.stages.signals.quality import SCORED_LINES  # noqa: PLC0415
+
+    hit = SCORED_LINES.pop(doc.id)
+    return None if hit is None else hit[1]
+
+
 def _memos() -> list:
     """The per-worker memos this step reads (``assay.stages.common.memo``)."""
-    from assay.stages.signals.quality import SCORED  # noqa: PLC0415
+    from assay.stages.signals.quality import SCORED, SCORED_LINES  # noqa: PLC0415
     from assay.stages.web.heuristics import MEASURED  # noqa: PLC0415
     from assay.stages.web.langid import RECENT  # noqa: PLC0415
 
-    return [MEASURED, RECENT, SCORED]
+    return [MEASURED, RECENT, SCORED, SCORED_LINES]
 
 
 def stored_language(doc: Document) -> tuple[str, float] | None:
@@ -368,7 +403,8 @@ class WebQualityScore(PipelineStep):
             X, names, langs = quality_features([d.text for d in docs], comb["models"],
                                                signals=[stored_classic_signals(d) for d in docs],
                                                languages=[stored_language(d) for d in docs],
-                                               scores=[stored_model_scores(d) for d in docs])
+                                               scores=[stored_model_scores(d) for d in docs],
+                                               scored_lines=[stored_model_lines(d) for d in docs])
             scores = combine(X, names, comb)
             pct = quality_percentile(scores, combiner_path=self.combiner_path)
         for i, s, p, lang in zip(idx, scores, pct, langs):

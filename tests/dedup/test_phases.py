@@ -288,3 +288,41 @@ def test_signature_errors_are_isolated(tmp_path, corpus, base_texts, monkeypatch
     assert out[2].metadata["dedup__exact_hash"] is None
     assert out[0].metadata["dedup__exact_hash"] is not None
     assert step.stats["dedup/signature_error"].total == 1
+
+
+def test_annotate_reads_phase_one_exact_hashes(tmp_path, corpus, base_texts, monkeypatch):
+    """The decide phase reads documents back from the store, without phase 1's signals: with the signatures
+    folder, ``DedupAnnotate`` takes each exact hash phase 1 computed (by document id) instead of hashing the text
+    again, and hashes only the documents phase 1 did not (rejected, empty); the values are the same."""
+    import assay.stages.dedup.shingles as sh
+
+    docs = [corpus.doc(t, f"d{i:02d}", score=0.5) for i, t in enumerate(base_texts)]
+    docs += [corpus.doc(base_texts[0].upper(), "x_exact_upper", score=0.1), corpus.doc("", "x_empty"),
+             corpus.doc(base_texts[3], "x_rejected", score=9.0, reject_reason="web_too_short")]
+    run_dedup(tmp_path, [docs[0::2], docs[1::2]])
+
+    def fresh():  # as SignalStoreReader gives them to the decide phase
+        return [corpus.doc(d.text, d.id, **{k: v for k, v in d.metadata.items() if not k.startswith("dedup__")})
+                for d in docs]
+
+    calls = []
+    real = sh.exact_hash
+    monkeypatch.setattr(sh, "exact_hash", lambda text, config=None: calls.append(text) or real(text, config))
+    plain = by_id(DedupAnnotate(str(tmp_path / "clusters"), CFG).run(iter(fresh()), 0, 1))
+    assert len(calls) == len(docs)
+    calls.clear()
+    read = by_id(DedupAnnotate(str(tmp_path / "clusters"), CFG, signatures_folder=str(tmp_path / "sigs"))
+                 .run(iter(fresh()), 0, 1))
+    assert sorted(calls) == sorted(["", base_texts[3]])  # the empty and the rejected document
+    assert read == plain
+    assert read["x_exact_upper"]["dedup__exact_hash"] == read["d00"]["dedup__exact_hash"] is not None
+    # more documents than a task may hold the hashes of: every text is hashed here
+    calls.clear()
+    list(DedupAnnotate(str(tmp_path / "clusters"), CFG, signatures_folder=str(tmp_path / "sigs"),
+                       max_stored_exact=len(docs) - 1).run(iter(fresh()), 0, 1))
+    assert len(calls) == len(docs)
+    # phase 1 with another text normalisation: its hashes are not this config's, every text is hashed here
+    calls.clear()
+    other = DedupConfig(lowercase=False)
+    list(DedupAnnotate(str(tmp_path / "clusters"), other, signatures_folder=str(tmp_path / "sigs")).run(iter(fresh()), 0, 1))
+    assert len(calls) == len(docs)

@@ -29,9 +29,9 @@ def _pages(shared_data, n: int = 40) -> list[Document]:
 
 
 def _memos():
-    from assay.stages.signals.quality import SCORED
+    from assay.stages.signals.quality import SCORED, SCORED_LINES
 
-    return [H.MEASURED, L.RECENT, SCORED]
+    return [H.MEASURED, L.RECENT, SCORED, SCORED_LINES]
 
 
 def _clear_memos():
@@ -45,7 +45,8 @@ def _clear_memos():
 def test_reused_signals_equal_recomputation_on_real_pages(shared_data):
     import assay.classifiers
     from assay.stages.signals.quality import QualityScores
-    from assay.stages.web.quality import stored_model_scores
+    from assay.classifiers.text import normalize
+    from assay.stages.web.quality import stored_model_lines, stored_model_scores
 
     _clear_memos()
     for m in _memos():
@@ -54,12 +55,19 @@ def test_reused_signals_equal_recomputation_on_real_pages(shared_data):
         LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(_pages(shared_data))))))
     assert len(docs) >= 30
     web = assay.classifiers.load("web")
-    n_sig = n_lang = 0
+    n_sig = n_lang = n_long_lang = n_long_score = 0
     for d in docs:
         scores = stored_model_scores(d)
         assert (scores is not None) == (len(d.text) <= TEXT_MAX_CHARS), d.id
         if scores is not None:
             assert scores[str(web.path)] == float(web.score([d.text[:TEXT_MAX_CHARS]])[0])
+        lines = stored_model_lines(d)
+        assert (lines is not None) == (len(d.text) > TEXT_MAX_CHARS), d.id
+        if lines is not None:  # a long page: its score where the prefix the quality step reads gives the same line
+            line, score = lines[str(web.path)]
+            if line == normalize(d.text[:TEXT_MAX_CHARS], web.normalization):
+                n_long_score += 1
+                assert score == float(web.score([d.text[:TEXT_MAX_CHARS]])[0])
         sig = stored_classic_signals(d)
         short = len(d.text) <= TEXT_MAX_CHARS
         assert (sig is not None) == short, d.id  # every text within the limit is reused
@@ -67,14 +75,14 @@ def test_reused_signals_equal_recomputation_on_real_pages(shared_data):
             n_sig += 1
             assert sig == classic_signals(d.text[:TEXT_MAX_CHARS])
         lang = stored_language(d)
-        assert (lang is not None) == short, d.id
-        if lang is not None:
-            n_lang += 1
-            assert lang == detect_language(d.text[:TEXT_MAX_CHARS])  # unrounded, unlike lang__score
+        assert lang is not None, d.id  # the language ID step reads the same prefix of a long page
+        n_lang += 1
+        n_long_lang += not short
+        assert lang == detect_language(d.text[:TEXT_MAX_CHARS])  # unrounded, unlike lang__score
         # one reader: a second look finds nothing
         assert stored_classic_signals(d) is None and stored_language(d) is None
         assert stored_model_scores(d) is None
-    assert n_sig >= 20 and n_lang >= 20
+    assert n_sig >= 20 and n_lang >= 20 and n_long_lang >= 1 and n_long_score >= 1
     _clear_memos()
 
 

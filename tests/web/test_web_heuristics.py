@@ -143,6 +143,16 @@ def test_fast_character_tests_equal_their_definitions_on_every_code_point():
     words = ["²³", "x²", "Ⅻ", "Ⅻa", "_1", "1_a", "--", "-a-", "…", "don't", "٣٤", "٣x", "", "’’", "a’"]
     assert [_has_alpha(w) for w in words] == [any(c.isalpha() for c in w) for w in words]
     assert [_is_non_symbol(w) for w in words] == [any(c not in PUNCTUATION_SET for c in w) for w in words]
+    # the per-word memos the signal steps call: the same answers on a miss, on a hit, past their size bound,
+    # and for words too long to keep
+    from assay.stages.web.heuristics import _PerWord, has_alpha, is_non_symbol
+
+    words += ["x" * 30 + "²", "²" * 40, "-" * 50]
+    for _ in range(2):
+        assert [has_alpha(w) for w in words] == [any(c.isalpha() for c in w) for w in words]
+        assert [is_non_symbol(w) for w in words] == [any(c not in PUNCTUATION_SET for c in w) for w in words]
+    small = _PerWord(_has_alpha, max_items=5)
+    assert [small[c] for c in chars[:5000]] == [c.isalpha() for c in chars[:5000]] and len(small) <= 5
 
 
 def test_words_keep_their_combining_marks():
