@@ -115,17 +115,32 @@ class QualityModel:
         lines = [normalize(t, self.normalization) for t in texts]
         return self.score_normalized(lines, raw=[t if isinstance(t, str) else "" for t in texts])
 
-    def score_normalized(self, lines: list[str], raw: list[str] | None = None) -> np.ndarray:
+    def prose_lines(self, raw: list[str]) -> list[str | None]:
+        """Per text, its normalised prose view (``text.prose_view``), or ``None`` where the card has no prose view or
+        the view is the text itself (every line qualifies, or none does): what :meth:`score_normalized` scores beside
+        the whole text. A text's score is a function of its normalised line and this view line."""
+        if not self.prose_min_words:
+            return [None] * len(raw)
+        out: list[str | None] = []
+        for t in raw:
+            v = prose_view(t, self.prose_min_words)
+            out.append(None if v is t else normalize(v, self.normalization))
+        return out
+
+    def score_normalized(self, lines: list[str], raw: list[str] | None = None, *,
+                         views: list[str | None] | None = None) -> np.ndarray:
         """Score already-normalised single-line texts; ``raw``: the texts they were normalised from, for the prose
-        view (without it, or without a prose view in the card, the whole text alone)."""
+        view (without it, or without a prose view in the card, the whole text alone); ``views``: the prose view
+        lines of :meth:`prose_lines` when already computed (instead of ``raw``)."""
         if not lines:
             return np.zeros(0, dtype=np.float64)
         p = self._positive_probs(lines)
-        if self.prose_min_words and raw is not None:
-            views = [prose_view(t, self.prose_min_words) for t in raw]
-            j = [i for i, (v, t) in enumerate(zip(views, raw)) if v is not t]  # texts that lose a line
+        if views is None and raw is not None:
+            views = self.prose_lines(raw)
+        if views is not None:
+            j = [i for i, v in enumerate(views) if v is not None]  # texts that lose a line
             if j:
-                pv = self._positive_probs([normalize(views[i], self.normalization) for i in j])
+                pv = self._positive_probs([views[i] for i in j])
                 p[j] = (p[j] + pv) / 2
         return p
 

@@ -15,9 +15,10 @@ from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, TextMemo
 # {model path: score} of the documents scored on their whole text, for the web quality step of the same
 # worker, which scores the same texts with the English model again (``assay.stages.web.quality``)
 SCORED = TextMemo(max_chars=WHOLE_TEXT_MAX_CHARS)
-# {model path: (normalised line, score)} of the documents too long for ``SCORED``: the web quality step reads a
-# prefix of their text, and where that prefix normalises to the same line (the models read the first few
-# thousand characters), the score is the same number
+# {model path: (normalised line, prose view line, score)} of the documents too long for ``SCORED``: the web quality
+# step reads a prefix of their text, and where that prefix gives the same line (the models read the first few
+# thousand characters) and the same prose view line (``QualityModel.prose_lines``: the lines of 10+ words, which a
+# longer prefix may add to), the score is the same number
 SCORED_LINES = TextMemo()
 
 # which models apply to which source (only models listed in ``models`` are ever loaded/used)
@@ -101,7 +102,7 @@ class QualityScores(PipelineStep):
 
         normalized: dict[tuple, list[str]] = {}  # one normalisation pass per distinct config (web+stem share)
         known: dict[int, dict[str, float]] = {}  # batch index -> {model path: score}, for SCORED
-        known_lines: dict[int, dict[str, tuple[str, float]]] = {}  # the same with the line, for SCORED_LINES
+        known_lines: dict[int, dict[str, tuple[str, str | None, float]]] = {}  # with the line and view line, for SCORED_LINES
         for m in self.models:
             key = self.keys[m]
             idx = []
@@ -119,7 +120,8 @@ class QualityScores(PipelineStep):
                 nkey = (tuple(sorted(model.normalization.to_dict().items())), tuple(idx))
                 if nkey not in normalized:
                     normalized[nkey] = [normalize(batch[i].text[: self.text_max_chars], model.normalization) for i in idx]
-                scores = model.score_normalized(normalized[nkey], raw=[batch[i].text[: self.text_max_chars] for i in idx])
+                views = model.prose_lines([batch[i].text[: self.text_max_chars] for i in idx])
+                scores = model.score_normalized(normalized[nkey], views=views)
             try:
                 pct = percentile(model.path, scores)
             except FileNotFoundError:
@@ -130,7 +132,7 @@ class QualityScores(PipelineStep):
                 if SCORED.active:
                     known.setdefault(i, {})[str(model.path)] = float(s)
                 if SCORED_LINES.active and len(batch[i].text) > WHOLE_TEXT_MAX_CHARS:
-                    known_lines.setdefault(i, {})[str(model.path)] = (normalized[nkey][j], float(s))
+                    known_lines.setdefault(i, {})[str(model.path)] = (normalized[nkey][j], views[j], float(s))
             self.stat_update(f"scored/{m}", value=len(idx))
         for i, by_model in known.items():
             text = batch[i].text

@@ -219,7 +219,7 @@ def quality_features(texts: list[str], models: dict[str, list[str]] | None = Non
                      signals: list[dict | None] | None = None,
                      languages: list[tuple[str, float] | None] | None = None,
                      scores: list[dict[str, float] | None] | None = None,
-                     scored_lines: list[dict[str, tuple[str, float]] | None] | None = None,
+                     scored_lines: list[dict[str, tuple[str, str | None, float]] | None] | None = None,
                      ) -> tuple[np.ndarray, list[str], list[str]]:
     """Feature matrix (n x k), feature names and detected languages for ``texts``.
 
@@ -228,8 +228,9 @@ def quality_features(texts: list[str], models: dict[str, list[str]] | None = Non
     ``signals`` / ``languages`` / ``scores``: per text, values already computed for exactly this text
     (``None`` where not): ``classic_signals(text[:TEXT_MAX_CHARS])``, ``detect_language(text[:TEXT_MAX_CHARS])``
     and ``{model path: load(model).score([text[:TEXT_MAX_CHARS]])[0]}``. ``scored_lines``: per text
-    ``{model path: (normalised line, score)}`` measured on some text of the document (a longer prefix): used
-    where ``text[:TEXT_MAX_CHARS]`` normalises to that very line (a model scores its normalised line). The
+    ``{model path: (normalised line, prose view line, score)}`` measured on some text of the document (a longer
+    prefix): used where ``text[:TEXT_MAX_CHARS]`` gives that very line and view line (a model's score is a function
+    of the two). The
     features are the same either way; the batch step passes what earlier steps measured."""
     import assay.classifiers  # noqa: PLC0415
     from assay.stages.web.langid import detect_language  # noqa: PLC0415
@@ -265,23 +266,26 @@ def quality_features(texts: list[str], models: dict[str, list[str]] | None = Non
     return np.hstack(cols), names, langs
 
 
-def _score_texts(model, texts: list[str], known: list[tuple[str, float] | None] | None) -> np.ndarray:
-    """``model.score(texts)``, taking the score of a text from ``known`` (``(line, score)`` or None per text)
-    where the text normalises to that line."""
+def _score_texts(model, texts: list[str], known: list[tuple[str, str | None, float] | None] | None) -> np.ndarray:
+    """``model.score(texts)``, taking the score of a text from ``known`` (``(line, prose view line, score)`` or None
+    per text, as ``QualityModel.prose_lines`` gives the view) where the text normalises to that line and that view
+    line: a model's score is a function of the two."""
     if known is None or not any(known):
         return model.score(texts)
     from assay.classifiers.text import normalize  # noqa: PLC0415
 
     lines = [normalize(t, model.normalization) for t in texts]
     out = np.full(len(lines), np.nan)
-    miss = []
-    for i, (line, k) in enumerate(zip(lines, known)):
-        if k is not None and k[0] == line:
-            out[i] = k[1]
+    miss, miss_views = [], []
+    for i, (t, line, k) in enumerate(zip(texts, lines, known)):
+        view = model.prose_lines([t])[0]
+        if k is not None and k[0] == line and k[1] == view:
+            out[i] = k[2]
         else:
             miss.append(i)
+            miss_views.append(view)
     if miss:
-        out[miss] = model.score_normalized([lines[i] for i in miss])
+        out[miss] = model.score_normalized([lines[i] for i in miss], views=miss_views)
     return out
 
 
@@ -311,8 +315,8 @@ def stored_model_scores(doc: Document) -> dict[str, float] | None:
     return SCORED.take(doc.id, (doc.text or "")[:TEXT_MAX_CHARS])
 
 
-def stored_model_lines(doc: Document) -> dict[str, tuple[str, float]] | None:
-    """``{model path: (normalised line, score)}`` of the fastText quality models the ``quality_scores_v1``
+def stored_model_lines(doc: Document) -> dict[str, tuple[str, str | None, float]] | None:
+    """``{model path: (normalised line, prose view line, score)}`` of the fastText quality models the ``quality_scores_v1``
     step ran on a document too long for :func:`stored_model_scores` (``assay.stages.signals.quality.SCORED_LINES``);
     ``quality_features`` uses a score where the text it scores normalises to the same line."""
     from assay.stages.signals.quality import SCORED_LINES  # noqa: PLC0415

@@ -64,8 +64,9 @@ def test_reused_signals_equal_recomputation_on_real_pages(shared_data):
         lines = stored_model_lines(d)
         assert (lines is not None) == (len(d.text) > TEXT_MAX_CHARS), d.id
         if lines is not None:  # a long page: its score where the prefix the quality step reads gives the same line
-            line, score = lines[str(web.path)]
-            if line == normalize(d.text[:TEXT_MAX_CHARS], web.normalization):
+            line, view, score = lines[str(web.path)]
+            if (line == normalize(d.text[:TEXT_MAX_CHARS], web.normalization)
+                    and view == web.prose_lines([d.text[:TEXT_MAX_CHARS]])[0]):
                 n_long_score += 1
                 assert score == float(web.score([d.text[:TEXT_MAX_CHARS]])[0])
         sig = stored_classic_signals(d)
@@ -191,3 +192,33 @@ def test_memos_keep_exactly_the_texts_the_quality_step_reads_whole():
 
     assert WHOLE_TEXT_MAX_CHARS == TEXT_MAX_CHARS
     assert H.MEASURED.max_chars == SCORED.max_chars == TEXT_MAX_CHARS
+
+
+@pytest.mark.shared_data
+def test_long_page_whose_prose_view_grows_past_the_prefix_scores_as_quality_score(shared_data):
+    """A long page of short lines whose running prose comes after the first 20,000 characters: the quality_scores step
+    (100,000-character prefix) sees prose lines the web quality step's prefix lacks, so the two scores differ and the
+    batch web quality must not take the stored one: the batch value equals ``quality_score`` of the same text."""
+    import assay.classifiers
+    from assay.stages.signals.quality import QualityScores
+    from assay.stages.web.quality import quality_score
+
+    web = assay.classifiers.load("web")
+    assert web.prose_min_words >= 2
+    pages = _pages(shared_data, n=60)
+    prose = max((d.text for d in pages), key=lambda t: sum(len(ln.split()) >= 10 for ln in t.splitlines()))
+    prose_lines = [ln for ln in prose.splitlines() if len(ln.split()) >= 10][:40]
+    menu = "\n".join(f"Home | Section {i} | Archive" for i in range(TEXT_MAX_CHARS // 25 + 50))
+    text = menu + "\n" + "\n".join(prose_lines)
+    assert len(menu) > TEXT_MAX_CHARS
+    # the two prefixes give the same normalised line but different prose views
+    views = web.prose_lines([text[:TEXT_MAX_CHARS], text])
+    assert views[0] is None and views[1] is not None
+
+    _clear_memos()
+    step = WebQualityScore()
+    docs = [Document(text=text, id="long", metadata={"source": "web"})]
+    out = list(step.run(QualityScores(models=["web", "stem"]).run(
+        LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(docs))))))
+    assert out[0].metadata["quality__web_score"] == pytest.approx(float(quality_score([out[0].text])[0]), abs=1e-12)
+    _clear_memos()
