@@ -393,3 +393,32 @@ def test_hostile_inputs_end_to_end_no_crash_and_conservation(fg, tmp_path):
     assert rc["input_files"] == 11 and rc["documents"] == store.height and rc["files_ignored"] == 0
     text = report_text(result.run_dir, width=200)
     assert "11 input files" in text and "ok" in text.split("conservation:")[1].splitlines()[0]
+
+
+def test_time_limits_count_cpu_time_not_the_wall_clock():
+    """The extraction and code-signal limits count CPU time: waiting (a loaded machine, here a sleep) never
+    times a document out, work does; so a rerun under another load writes the same output."""
+    import time
+
+    import pytest
+
+    from assay.stages.code.inspection import SignalsTimeout, time_limit
+    from assay.stages.web.extract import ExtractTimeout, _check_deadline
+
+    def burn(seconds: float) -> None:
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            pass
+
+    deadline = time.thread_time() + 0.05
+    time.sleep(0.2)
+    _check_deadline(deadline)  # 0.2 s waited, almost no CPU: within the limit
+    burn(0.08)
+    with pytest.raises(ExtractTimeout):
+        _check_deadline(deadline)
+
+    with time_limit(0.05):
+        time.sleep(0.2)
+    with pytest.raises(SignalsTimeout):
+        with time_limit(0.05):
+            burn(1.0)
