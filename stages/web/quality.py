@@ -230,8 +230,7 @@ def quality_features(texts: list[str], models: dict[str, list[str]] | None = Non
     and ``{model path: load(model).score([text[:TEXT_MAX_CHARS]])[0]}``. ``scored_lines``: per text
     ``{model path: (normalised line, prose view line, score)}`` measured on some text of the document (a longer
     prefix): used where ``text[:TEXT_MAX_CHARS]`` gives that very line and view line (a model's score is a function
-    of the two). The
-    features are the same either way; the batch step passes what earlier steps measured."""
+    of the two). The features are the same either way; the batch step passes what earlier steps measured."""
     import assay.classifiers  # noqa: PLC0415
     from assay.stages.web.langid import detect_language  # noqa: PLC0415
 
@@ -275,17 +274,16 @@ def _score_texts(model, texts: list[str], known: list[tuple[str, str | None, flo
     from assay.classifiers.text import normalize  # noqa: PLC0415
 
     lines = [normalize(t, model.normalization) for t in texts]
+    views = model.prose_lines(texts)
     out = np.full(len(lines), np.nan)
-    miss, miss_views = [], []
-    for i, (t, line, k) in enumerate(zip(texts, lines, known)):
-        view = model.prose_lines([t])[0]
+    miss = []
+    for i, (line, view, k) in enumerate(zip(lines, views, known)):
         if k is not None and k[0] == line and k[1] == view:
             out[i] = k[2]
         else:
             miss.append(i)
-            miss_views.append(view)
     if miss:
-        out[miss] = model.score_normalized([lines[i] for i in miss], views=miss_views)
+        out[miss] = model.score_normalized([lines[i] for i in miss], views=[views[i] for i in miss])
     return out
 
 
@@ -318,7 +316,7 @@ def stored_model_scores(doc: Document) -> dict[str, float] | None:
 def stored_model_lines(doc: Document) -> dict[str, tuple[str, str | None, float]] | None:
     """``{model path: (normalised line, prose view line, score)}`` of the fastText quality models the ``quality_scores_v1``
     step ran on a document too long for :func:`stored_model_scores` (``assay.stages.signals.quality.SCORED_LINES``);
-    ``quality_features`` uses a score where the text it scores normalises to the same line."""
+    ``quality_features`` uses a score where the text it scores gives the same line and prose view line."""
     from assay.stages.signals.quality import SCORED_LINES  # noqa: PLC0415
 
     hit = SCORED_LINES.pop(doc.id)
