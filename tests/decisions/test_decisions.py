@@ -170,6 +170,20 @@ def _cluster_of_five() -> pl.DataFrame:
                          for k, (i, w, p, n, dup) in enumerate(rows)])
 
 
+def _store_and_lookup(tmp_path, df: pl.DataFrame):
+    """A run's signal store and dedup lookup holding the rows of `df` (as the decide plan reads them)."""
+    store, clusters = tmp_path / "signals", tmp_path / "clusters"
+    store.mkdir()
+    clusters.mkdir()
+    df.drop([c for c in df.columns if c.startswith("dedup__") and c not in ("dedup__doc_key", "dedup__exact_hash")]
+            ).write_parquet(store / "part-00000.parquet")
+    df.select(pl.col("dedup__doc_key").alias("doc_key"), pl.col("id").alias("doc_id"),
+              pl.col("dedup__cluster_id").alias("cluster_id"), pl.col("dedup__cluster_size").alias("cluster_size"),
+              pl.col("dedup__duplicate_of").alias("duplicate_of"), pl.col("dedup__exact_duplicate").alias("exact_duplicate"),
+              pl.col("dedup__is_duplicate").alias("is_duplicate")).write_parquet(clusters / "lookup.parquet")
+    return store, clusters
+
+
 def test_fallback_keeper_ranks_survivors_by_bucket_then_length_then_id(tmp_path):
     spec = {**MIN_WORDS, "ensemble": {"web": {"fasttext_web__pct": 1.0}}}
     df = _cluster_of_five()
@@ -182,14 +196,28 @@ def test_fallback_keeper_ranks_survivors_by_bucket_then_length_then_id(tmp_path)
     # the decide plan (from the store and the dedup lookup, as a run computes it) agrees
     from assay.stages.decisions.rebalance import decide_plan
 
-    store, clusters = tmp_path / "signals", tmp_path / "clusters"
-    store.mkdir()
-    clusters.mkdir()
-    df.drop([c for c in df.columns if c.startswith("dedup__") and c not in ("dedup__doc_key", "dedup__exact_hash")]
-            ).write_parquet(store / "part-00000.parquet")
-    df.select(pl.col("dedup__doc_key").alias("doc_key"), pl.col("id").alias("doc_id"),
-              pl.col("dedup__cluster_id").alias("cluster_id"), pl.col("dedup__cluster_size").alias("cluster_size"),
-              pl.col("dedup__duplicate_of").alias("duplicate_of"), pl.col("dedup__exact_duplicate").alias("exact_duplicate"),
-              pl.col("dedup__is_duplicate").alias("is_duplicate")).write_parquet(clusters / "lookup.parquet")
+    store, clusters = _store_and_lookup(tmp_path, df)
     assert decide_plan(store, clusters, spec).keepers == [
         {"dedup__cluster_id": 7, "keeper_id": "c", "keeper_exact_hash": "h2", "published": False}]
+
+
+def test_decide_plan_reads_the_unless_signals_of_rules(tmp_path):
+    """The plan's survivors come from a projection of the store: it must hold each rule's `unless` signal, or a
+    document the `unless` exempts fails the rule there (bench_e2e 5x: rust-doc's RandomState.html cluster lost, its
+    passing copies marked duplicates of a copy that fails `web_list_ratio`)."""
+    from assay.stages.decisions.frame import needed_columns
+    from assay.stages.decisions.rebalance import decide_plan
+
+    spec = {"rules": [{"name": "list_ratio", "source": "web", "signal": "list_ratio", "op": "<=", "value": 0.3,
+                       "unless": {"signal": "code_share", "op": ">=", "value": 0.25}}], "code_rules": None}
+    assert {"list_ratio", "code_share"} <= set(needed_columns(spec))
+    base = {"source": "web", "dedup__cluster_id": 3, "dedup__cluster_size": 2, "dedup__exact_duplicate": False}
+    df = pl.DataFrame([
+        dict(base, id="a", list_ratio=0.6, code_share=0.5, doc__bytes=900, dedup__is_duplicate=False,
+             dedup__duplicate_of=None, dedup__doc_key=0, dedup__exact_hash="h0"),  # dedup's pick, exempt: passes
+        dict(base, id="b", list_ratio=0.1, code_share=0.0, doc__bytes=800, dedup__is_duplicate=True,
+             dedup__duplicate_of="a", dedup__doc_key=1, dedup__exact_hash="h1"),
+    ])
+    assert decide_frame(df, spec).filter(pl.col("keep"))["id"].to_list() == ["a"]
+    store, clusters = _store_and_lookup(tmp_path, df)
+    assert [k["keeper_id"] for k in decide_plan(store, clusters, spec).keepers] == ["a"]
