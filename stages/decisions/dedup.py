@@ -3,8 +3,11 @@ picked fails a rule).
 
 The clusters phase picks one member per cluster by its keep policy, before any rule is applied. The
 decision layer keeps that pick when it passes every filter; when it does not, the best member that
-does pass is kept instead (dedup's pick first, then the highest `quality__priority`, then the
-smallest id). A cluster whose pick is a document of an earlier, already published run keeps none.
+does pass is kept instead, ranked as the `highest_priority` policy ranks: dedup's pick first, then the
+highest `quality__priority` (the ensemble `bucket` where the frame has no stored priority: the store is
+written before the dedup phase computes it, and both are `tiers.bucket_of`), then the longest text
+(`doc__bytes`), then the smallest id. A failing copy is never the kept one, and a cluster whose pick is a
+document of an earlier, already published run keeps none.
 
     keepers(frame) -> one row per cluster: dedup__cluster_id, keeper_id, keeper_exact_hash, published
     join_dedup_lookup(frame, lookup.parquet) -> frame + the dedup annotations of `DedupAnnotate`
@@ -19,6 +22,7 @@ __all__ = ["DEDUP_COLUMNS", "keepers", "join_dedup_lookup", "has_clusters", "PRI
 DEDUP_COLUMNS = ("dedup__cluster_id", "dedup__cluster_size", "dedup__is_duplicate", "dedup__duplicate_of",
                  "dedup__exact_duplicate")
 PRIORITY_SIGNAL = "quality__priority"
+LENGTH_SIGNAL = "doc__bytes"  # what `MinhashSignatures` stores as the sidecar's length (UTF-8 bytes of the text)
 KEEPER_COLUMNS = ("dedup__cluster_id", "keeper_id", "keeper_exact_hash", "published")
 
 
@@ -29,7 +33,8 @@ def has_clusters(columns) -> bool:
 def keepers(frame, survives="__survives"):
     """The kept member of every cluster of a frame that holds every member of its clusters.
 
-    `frame` has `id`, the dedup columns and a boolean column `survives` (passes every filter)."""
+    `frame` has `id`, the dedup columns and a boolean column `survives` (passes every filter); `bucket`,
+    `quality__priority` and `doc__bytes` rank the survivors when dedup's pick is not one of them."""
     import polars as pl
 
     cols = set(frame.columns)
@@ -38,7 +43,9 @@ def keepers(frame, survives="__survives"):
         pl.col("dedup__duplicate_of_published").fill_null(False)
         if "dedup__duplicate_of_published" in cols else pl.lit(False)
     )
-    prio = pl.col(PRIORITY_SIGNAL).cast(pl.Float64, strict=False) if PRIORITY_SIGNAL in cols else pl.lit(None, pl.Float64)
+    prio = [pl.col(c).cast(pl.Float64, strict=False) for c in (PRIORITY_SIGNAL, "bucket") if c in cols]
+    prio = pl.coalesce(prio) if prio else pl.lit(None, pl.Float64)
+    length = pl.col(LENGTH_SIGNAL).cast(pl.Int64, strict=False) if LENGTH_SIGNAL in cols else pl.lit(None, pl.Int64)
     exact = pl.col("dedup__exact_hash").cast(pl.String) if "dedup__exact_hash" in cols else pl.lit(None, pl.String)
     ranked = in_cluster.select(
         pl.col("dedup__cluster_id").cast(pl.Int64),
@@ -47,11 +54,12 @@ def keepers(frame, survives="__survives"):
         (~pl.col("dedup__is_duplicate").fill_null(False)).alias("__pick"),
         published.alias("__published"),
         prio.alias("__prio"),
+        length.alias("__len"),
         exact.alias("__exact"),
     )
     best = (
         ranked.filter(pl.col("__ok"))
-        .sort(["__pick", "__prio", "id"], descending=[True, True, False], nulls_last=True)
+        .sort(["__pick", "__prio", "__len", "id"], descending=[True, True, True, False], nulls_last=True)
         .group_by("dedup__cluster_id", maintain_order=True)
         .agg(pl.col("id").first().alias("keeper_id"), pl.col("__exact").first().alias("keeper_exact_hash"))
     )

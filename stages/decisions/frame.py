@@ -76,14 +76,21 @@ def needed_columns(spec, *, with_text: bool = False) -> list[str]:
     spec = as_spec(spec)
     cols = ["id", "source", "reject_reason", "dedup__doc_key", "dedup__exact_hash", PRIORITY_SIGNAL, AMOUNT_COLUMN,
             TOKENS_COLUMN]
-    cols += [r.signal for r in spec.rules]
+    # a rule reads its signal and its `unless` signal: without the latter every document the `unless` exempts
+    # would fail the rule in a plan computed from this projection (e.g. dedup's keepers among the survivors)
+    cols += [c for r in spec.rules for c in _rule_signals(r)]
     cols += sorted(percentile_signals(spec))
     folder = rules_dir_of(spec.code_rules)
     if folder is not None:
         cols.append("code__language")
-        cols += [r.signal for rules in load_code_rules(folder).families.values() for r in rules]
+        cols += [c for rules in load_code_rules(folder).families.values() for r in rules for c in _rule_signals(r)]
     if spec.rebalance is not None:
         cols.append(spec.rebalance.key)
         if with_text:
             cols.append("text")
     return list(dict.fromkeys(cols))
+
+
+def _rule_signals(rule) -> list[str]:
+    unless = getattr(rule, "unless", None)
+    return [rule.signal] + ([unless.signal] if unless is not None else [])

@@ -122,7 +122,7 @@ def decide_plan(store_folder, clusters_folder, spec) -> DecidePlan:
     kept: list[dict[str, Any]] = []
     if "dedup__cluster_id" in df.columns:
         pre = decide_frame(df.drop([c for c in df.columns if c.startswith("dedup__is_")]), spec, _plan=False)
-        k = keepers(df.with_columns(pre["reason"].is_null().alias("__survives")))
+        k = keepers(df.with_columns(pre["reason"].is_null().alias("__survives"), pre["bucket"]))
         kept = k.with_columns(pl.col("dedup__cluster_id").cast(pl.Int64)).to_dicts()
     if spec.rebalance is None:
         return DecidePlan(rebalance_probs=None, keepers=kept)

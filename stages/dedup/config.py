@@ -40,7 +40,8 @@ class DedupConfig:
             applied before shingling and before the exact content hash (whitespace is always
             collapsed). ``normalize_numbers`` maps every digit to ``0``.
         keep_policy: which member of a duplicate cluster is kept:
-            ``highest_priority`` (priority signal, then smallest id), ``oldest`` (date, then id),
+            ``highest_priority`` (priority signal, then the longest text in UTF-8 bytes, then smallest id),
+            ``oldest`` (date, then id),
             ``first_id`` (smallest id). Documents already published by an earlier run (index)
             always win.
         max_records_in_memory: bound on (hash, doc) records held at once by the buckets/index

@@ -1,11 +1,11 @@
 """datatrove-style exact + MinHash near-dedup phases, each parallel by rank with bounded memory.
 
 1. `MinhashSignatures` (inside the signals phase, passes documents through): vectorised signatures,
-   per-rank per-unit sorted band-hash files, exact content hash, id/priority/date sidecar.
+   per-rank per-unit sorted band-hash files, exact content hash, id/priority/date/length sidecar.
 2. `MinhashBuckets` (tasks: bands + 1, see `dedup_phase_tasks`): candidate pairs per band (and for
    the exact hash), also against earlier runs' indexes; streams the hash space in windows.
 3. `MinhashClusters` (1 task): union-find (connected components), kept member per cluster by
-   policy, lookup of doc -> cluster, and this run's index for the next runs.
+   policy (`choose_kept`), lookup of doc -> cluster, and this run's index for the next runs.
 4. `DedupAnnotate` (inside the decide phase): cluster signals on every document; never drops.
 
 File formats: see `assay.stages.dedup.storage`.
@@ -112,7 +112,8 @@ class MinhashSignatures(PipelineStep):
     """Phase 1 (inside the signals phase): pass documents through unchanged except for the signals
     ``dedup__exact_hash`` (xxh3-128 hex of the normalised text, None when empty) and
     ``dedup__doc_key`` (rank << 32 | position, used by `DedupAnnotate`), while writing per-rank,
-    per-unit sorted band-hash files and the id/priority/date sidecar.
+    per-unit sorted band-hash files and the id/priority/date/length sidecar (length: UTF-8 bytes of the
+    text, as the ``doc__bytes`` signal counts them; the keep policy's tie-break inside a priority).
 
     Documents with a ``reject_reason`` (when ``skip_rejected``) and documents without words get no
     signature, so they can neither be removed as duplicates nor be kept in place of a good copy.
@@ -175,7 +176,7 @@ class MinhashSignatures(PipelineStep):
                 rec["d"] = idx[ex]
                 unit_files[cfg.bands].write(rec.tobytes())
             counts["sig"] += has.size
-        prio, dates, ids = [], [], []
+        prio, dates, ids, lengths = [], [], [], []
         for i, doc in enumerate(batch):
             md = doc.metadata
             md["dedup__exact_hash"] = sb.exact[i].hex() if sb.exact[i] is not None else None
@@ -183,6 +184,7 @@ class MinhashSignatures(PipelineStep):
             ids.append(str(doc.id))
             prio.append(_to_float(md.get(self.priority_signal)) if self.priority_signal else math.nan)
             dates.append(_to_timestamp(md.get(self.date_signal)) if self.date_signal else math.nan)
+            lengths.append(len(doc.text.encode("utf-8", "surrogatepass")) if isinstance(doc.text, str) else 0)
             if not use[i]:
                 self.stat_update("dedup/skipped_rejected")
             elif sb.exact[i] is None:
@@ -190,6 +192,7 @@ class MinhashSignatures(PipelineStep):
         side = np.zeros(len(batch), dtype=st.SIDE)
         side["priority"], side["date"] = prio, dates
         side["n_shingles"] = sb.n_shingles
+        side["length"] = lengths
         for i, e in enumerate(sb.exact):
             if e is not None:
                 side["exact"][i] = np.frombuffer(e, dtype="V16")[0]
@@ -233,7 +236,8 @@ class MinhashSignatures(PipelineStep):
                 with folder.open(st.sig_path(u, rank), "wb") as f:
                     f.write(rec.tobytes())
                 folder.rm(tmp)
-        st.write_json(folder, f"meta/{rank:05d}.json", {"fingerprint": cfg.fingerprint(), "n_docs": n_docs, "rank": rank})
+        st.write_json(folder, f"meta/{rank:05d}.json", {"fingerprint": cfg.fingerprint(), "n_docs": n_docs, "rank": rank,
+                                                        st.FORMAT_KEY: st.RECORD_FORMAT})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -364,12 +368,16 @@ def choose_kept(
     date: np.ndarray,
     in_index: np.ndarray,
     policy: str,
+    length: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Per node, the node index of its cluster's kept member (deterministic).
+    """Per node, the node index of its cluster's kept member (deterministic: it depends on the members'
+    attributes only, never on their order, rank or task count).
 
     Documents from an earlier run's index always win (already published); then by policy:
-    ``highest_priority`` (highest priority, NaN last), ``oldest`` (smallest date, NaN last),
-    ``first_id``; ties broken by the smallest id (string order)."""
+    ``highest_priority`` (highest priority, NaN last; within one priority the longest text, ``length`` in
+    bytes: the more complete version, e.g. a current spec over an older, shorter one in the same ensemble
+    bucket), ``oldest`` (smallest date, NaN last), ``first_id``; remaining ties broken by the smallest id
+    (string order). ``length`` None (or 0: unknown, e.g. a store written before lengths) adds no order."""
     if policy not in KEEP_POLICIES:
         raise ValueError(f"keep_policy must be one of {KEEP_POLICIES}, got {policy!r}")
     n = labels.size
@@ -378,6 +386,8 @@ def choose_kept(
     _, id_rank = np.unique(np.asarray(ids, dtype=object).astype(str), return_inverse=True)
     keys: list[np.ndarray] = [id_rank]
     if policy == "highest_priority":
+        if length is not None:
+            keys.append(-np.asarray(length, dtype=np.int64))  # longer first
         keys.append(np.where(np.isnan(priority), np.inf, -priority))
     elif policy == "oldest":
         keys.append(np.where(np.isnan(date), np.inf, date))
@@ -455,6 +465,7 @@ class MinhashClusters(PipelineStep):
         ids = np.empty(n, dtype=object)
         prio = np.full(n, np.nan)
         date = np.full(n, np.nan)
+        length = np.zeros(n, dtype=np.int64)
         exact = np.empty(n, dtype=object)
         in_index = st.is_index_key(nodes)
         # documents of this run, by rank
@@ -464,9 +475,10 @@ class MinhashClusters(PipelineStep):
             pos = new_pos[ranks == r]
             idx = (nodes[pos] & np.uint64(0xFFFFFFFF)).astype(np.int64)
             bin_path, ids_path = st.side_paths(int(r))
-            rec = st.read_records(sig_folder, bin_path, st.SIDE)[idx]
+            meta = st.read_json(sig_folder, f"meta/{int(r):05d}.json")
+            rec = st.read_versioned(sig_folder, bin_path, meta, st.SIDE, st.SIDE_V1)[idx]
             ids[pos] = st.read_ids_at(sig_folder, ids_path, idx)
-            prio[pos], date[pos] = rec["priority"], rec["date"]
+            prio[pos], date[pos], length[pos] = rec["priority"], rec["date"], rec["length"]
             exact[pos] = st.exact_bytes(rec)
         # documents of earlier runs
         idx_pos = np.flatnonzero(in_index)
@@ -475,15 +487,16 @@ class MinhashClusters(PipelineStep):
             pos = idx_pos[inos == i]
             refs = (nodes[pos] & st.REF_MASK).astype(np.uint64)
             folder = index_dfs[int(i)]
-            recs = st.read_records(folder, "docs.bin", st.INDEX_DOC)
+            recs = st.read_versioned(folder, "docs.bin", st.read_json(folder, "meta.json"), st.INDEX_DOC,
+                                     st.INDEX_DOC_V1)
             at = np.searchsorted(recs["ref"], refs)
             if np.any(at >= recs.size) or np.any(recs["ref"][np.minimum(at, recs.size - 1)] != refs):
                 raise ValueError(f"index {folder.path}: docs.bin misses referenced documents")
             rec = recs[at]
             ids[pos] = st.read_ids_at(folder, "ids.jsonl", at)
-            prio[pos], date[pos] = rec["priority"], rec["date"]
+            prio[pos], date[pos], length[pos] = rec["priority"], rec["date"], rec["length"]
             exact[pos] = st.exact_bytes(rec)
-        return ids, prio, date, exact, in_index
+        return ids, prio, date, length, exact, in_index
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         if data is not None:
@@ -506,8 +519,8 @@ class MinhashClusters(PipelineStep):
                     parts.append(np.frombuffer(f.read(), dtype=st.EDGE))
             edges = np.concatenate(parts) if parts else np.empty(0, dtype=st.EDGE)
             nodes, labels = _connected_components(edges["a"].copy(), edges["b"].copy())
-            ids, prio, date, exact, in_index = self._node_attributes(nodes, sig_folder, index_dfs)
-            kept = choose_kept(labels, list(ids), prio, date, in_index, self.keep_policy)
+            ids, prio, date, length, exact, in_index = self._node_attributes(nodes, sig_folder, index_dfs)
+            kept = choose_kept(labels, list(ids), prio, date, in_index, self.keep_policy, length)
             sizes = np.bincount(labels)[labels] if labels.size else np.empty(0, dtype=np.int64)
             is_dup = kept != np.arange(nodes.size)
             kept_ids = ids[kept] if nodes.size else ids
@@ -548,10 +561,11 @@ class MinhashClusters(PipelineStep):
         """Signatures and sidecar rows of every kept document of this run (streamed per unit)."""
         cfg = self.config
         metas = sorted(sig_folder.list_files(subdirectory="meta", glob_pattern="*.json"))
-        n_by_rank = {}
+        n_by_rank, meta_by_rank = {}, {}
         for m in metas:
             d = st.read_json(sig_folder, m)
             n_by_rank[int(d["rank"])] = int(d["n_docs"])
+            meta_by_rank[int(d["rank"])] = d
         offsets, acc = {}, 0
         for r in sorted(n_by_rank):
             offsets[r] = acc
@@ -594,12 +608,12 @@ class MinhashClusters(PipelineStep):
         with idx_out.open("docs.bin", "wb") as fd, idx_out.open("ids.jsonl", "wb") as fi:
             for r in sorted(n_by_rank):
                 bin_path, ids_path = st.side_paths(r)
-                side = st.read_records(sig_folder, bin_path, st.SIDE)
+                side = st.read_versioned(sig_folder, bin_path, meta_by_rank[r], st.SIDE, st.SIDE_V1)
                 idx = np.arange(side.size, dtype=np.uint64)
                 keep = ~is_removed(st.new_doc_keys(r, idx)) & (side["n_shingles"] > 0)
                 rec = np.zeros(int(keep.sum()), dtype=st.INDEX_DOC)
                 rec["ref"] = np.uint64(offsets[r]) + idx[keep]
-                for col in ("priority", "date", "exact", "has_exact"):
+                for col in ("priority", "date", "exact", "has_exact", "length"):
                     rec[col] = side[col][keep]
                 fd.write(rec.tobytes())
                 keep_pos = np.flatnonzero(keep)
@@ -612,7 +626,8 @@ class MinhashClusters(PipelineStep):
                 if k != keep_pos.size:
                     raise ValueError(f"{ids_path}: fewer ids than documents")
                 n_docs += rec.size
-        st.write_json(idx_out, "meta.json", {"fingerprint": cfg.fingerprint(), "n_docs": n_docs})
+        st.write_json(idx_out, "meta.json", {"fingerprint": cfg.fingerprint(), "n_docs": n_docs,
+                                             st.FORMAT_KEY: st.RECORD_FORMAT})
         self.stat_update("dedup/index_docs", value=n_docs)
 
 
@@ -669,7 +684,7 @@ class DedupAnnotate(PipelineStep):
             bin_path, ids_path = st.side_paths(int(meta["rank"]))
             if not (folder.exists(bin_path) and folder.exists(ids_path)):
                 continue
-            side = st.read_records(folder, bin_path, st.SIDE)
+            side = st.read_versioned(folder, bin_path, meta, st.SIDE, st.SIDE_V1)
             has = side["has_exact"] == 1
             with folder.open(ids_path, "rb") as f:
                 ids = [line for line, h in zip(f, has.tolist()) if h]

@@ -5,9 +5,10 @@ Layout (all little-endian, fixed-size records, every `.bin` file sorted by ``h``
 signatures folder (phase 1, one file set per rank):
     sigs/u{unit:03d}/{rank:05d}.bin   records (h: u8 band hash, d: u4 doc index in rank); unit
                                       ``bands`` holds the low 64 bits of the exact content hash
-    docs/{rank:05d}.bin               sidecar records (SIDE): priority, date, exact hash (16 B), n_shingles
+    docs/{rank:05d}.bin               sidecar records (SIDE): priority, date, exact hash (16 B), n_shingles,
+                                      length (UTF-8 bytes of the text; format 2, see `read_versioned`)
     docs/{rank:05d}.ids.jsonl         document ids, one JSON string per line (line = doc index)
-    meta/{rank:05d}.json              config fingerprint + document count
+    meta/{rank:05d}.json              config fingerprint, document count, record format
 buckets folder (phase 2):
     edges/u{unit:03d}_p{part:03d}.bin  records (a: u8 key, b: u8 key), one edge per colliding doc
     meta.json                          config fingerprint, signatures folder, index folders
@@ -16,8 +17,8 @@ clusters folder (phase 3):
     index/                             this run's index for the next runs (see below)
 index folder (cross-run):
     u{unit:03d}.bin                    records (h: u8, ref: u8) of every published (kept) doc
-    docs.bin, ids.jsonl                INDEX_DOC records (ref, priority, date, exact) + ids, same order
-    meta.json                          config fingerprint, document count
+    docs.bin, ids.jsonl                INDEX_DOC records (ref, priority, date, exact, length) + ids, same order
+    meta.json                          config fingerprint, document count, record format
 
 Document keys (u8) used in edges: ``rank << 32 | idx`` for documents of this run, and
 ``1 << 63 | index_no << 40 | ref`` for documents of earlier runs' indexes.
@@ -179,9 +180,30 @@ def resolve_index_folders(paths: list[str] | tuple[str, ...]) -> list[str]:
     return out
 
 
-# per-document sidecar (phase 1) and index documents: fixed-size records + one JSON id per line
-SIDE = np.dtype([("priority", "<f8"), ("date", "<f8"), ("exact", "V16"), ("n_shingles", "<u4"), ("has_exact", "u1")])
-INDEX_DOC = np.dtype([("ref", "<u8"), ("priority", "<f8"), ("date", "<f8"), ("exact", "V16"), ("has_exact", "u1")])
+# per-document sidecar (phase 1) and index documents: fixed-size records + one JSON id per line.
+# Format 2 adds ``length`` (UTF-8 bytes of the text, the keep policy's tie-break inside a priority); stores and
+# indexes written before it (format 1, no ``length``; their meta JSON has no format key) are read with length 0.
+SIDE_V1 = np.dtype([("priority", "<f8"), ("date", "<f8"), ("exact", "V16"), ("n_shingles", "<u4"), ("has_exact", "u1")])
+INDEX_DOC_V1 = np.dtype([("ref", "<u8"), ("priority", "<f8"), ("date", "<f8"), ("exact", "V16"), ("has_exact", "u1")])
+SIDE = np.dtype(SIDE_V1.descr + [("length", "<u8")])
+INDEX_DOC = np.dtype(INDEX_DOC_V1.descr + [("length", "<u8")])
+RECORD_FORMAT = 2
+FORMAT_KEY = "record_format"  # in meta/{rank}.json (signatures) and meta.json (index); absent: format 1
+
+
+def read_versioned(folder, path: str, meta: dict[str, Any], current: np.dtype, legacy: np.dtype) -> np.ndarray:
+    """Sidecar (``SIDE``) or index (``INDEX_DOC``) records in the current layout, whatever format ``meta`` (the
+    JSON written beside them) names; format-1 records get ``length`` 0 (unknown: shortest)."""
+    fmt = int(meta.get(FORMAT_KEY, 1))
+    if fmt == RECORD_FORMAT:
+        return read_records(folder, path, current)
+    if fmt != 1:
+        raise ValueError(f"{path}: record format {fmt} is newer than this code's ({RECORD_FORMAT})")
+    old = read_records(folder, path, legacy)
+    out = np.zeros(old.size, dtype=current)
+    for name in legacy.names:
+        out[name] = old[name]
+    return out
 
 
 def side_paths(rank: int) -> tuple[str, str]:

@@ -154,3 +154,70 @@ def test_single_document_matches_the_frame():
         d = decide(row, spec)
         assert (d.keep, d.reason, d.stage, d.tier, d.bucket) == (out["keep"], out["reason"], out["stage"],
                                                                   out["tier"], out["bucket"])
+
+
+def _cluster_of_five() -> pl.DataFrame:
+    """One cluster as the store holds it (no `quality__priority`: computed after the store is written). Dedup
+    picked `a`, which fails `min_words`; the survivors differ by ensemble bucket and length (`doc__bytes`)."""
+    base = {"source": "web", "dedup__cluster_id": 7, "dedup__cluster_size": 5, "dedup__exact_duplicate": False}
+    rows = [("a", 10, 0.33, 90_000, False),  # dedup's pick: the longest, fails the rule
+            ("b", 90, 0.33, 1_000, True),
+            ("c", 95, 0.31, 5_000, True),  # same bucket (6) as b, longer: the keeper
+            ("d", 10, 0.34, 9_000, True),  # fails the rule: never the keeper, however long
+            ("e", 99, 0.20, 20_000, True)]  # longest survivor, lower bucket (4)
+    return pl.DataFrame([dict(base, id=i, n_words=w, fasttext_web__pct=p, doc__bytes=n, dedup__is_duplicate=dup,
+                              dedup__duplicate_of="a" if dup else None, dedup__doc_key=k, dedup__exact_hash=f"h{k}")
+                         for k, (i, w, p, n, dup) in enumerate(rows)])
+
+
+def _store_and_lookup(tmp_path, df: pl.DataFrame):
+    """A run's signal store and dedup lookup holding the rows of `df` (as the decide plan reads them)."""
+    store, clusters = tmp_path / "signals", tmp_path / "clusters"
+    store.mkdir()
+    clusters.mkdir()
+    df.drop([c for c in df.columns if c.startswith("dedup__") and c not in ("dedup__doc_key", "dedup__exact_hash")]
+            ).write_parquet(store / "part-00000.parquet")
+    df.select(pl.col("dedup__doc_key").alias("doc_key"), pl.col("id").alias("doc_id"),
+              pl.col("dedup__cluster_id").alias("cluster_id"), pl.col("dedup__cluster_size").alias("cluster_size"),
+              pl.col("dedup__duplicate_of").alias("duplicate_of"), pl.col("dedup__exact_duplicate").alias("exact_duplicate"),
+              pl.col("dedup__is_duplicate").alias("is_duplicate")).write_parquet(clusters / "lookup.parquet")
+    return store, clusters
+
+
+def test_fallback_keeper_ranks_survivors_by_bucket_then_length_then_id(tmp_path):
+    spec = {**MIN_WORDS, "ensemble": {"web": {"fasttext_web__pct": 1.0}}}
+    df = _cluster_of_five()
+    got = {r["id"]: (r["reason"], r["duplicate_of"]) for r in decide_frame(df, spec).iter_rows(named=True)}
+    assert got == {"a": ("web_min_words", None), "b": ("dedup_minhash", "c"), "c": (None, None),
+                   "d": ("web_min_words", None), "e": ("dedup_minhash", "c")}
+    # equal lengths: the smallest id, as before
+    same = df.with_columns(pl.lit(1_000).alias("doc__bytes"))
+    assert decide_frame(same, spec).filter(pl.col("keep"))["id"].to_list() == ["b"]
+    # the decide plan (from the store and the dedup lookup, as a run computes it) agrees
+    from assay.stages.decisions.rebalance import decide_plan
+
+    store, clusters = _store_and_lookup(tmp_path, df)
+    assert decide_plan(store, clusters, spec).keepers == [
+        {"dedup__cluster_id": 7, "keeper_id": "c", "keeper_exact_hash": "h2", "published": False}]
+
+
+def test_decide_plan_reads_the_unless_signals_of_rules(tmp_path):
+    """The plan's survivors come from a projection of the store: it must hold each rule's `unless` signal, or a
+    document the `unless` exempts fails the rule there (bench_e2e 5x: rust-doc's RandomState.html cluster lost, its
+    passing copies marked duplicates of a copy that fails `web_list_ratio`)."""
+    from assay.stages.decisions.frame import needed_columns
+    from assay.stages.decisions.rebalance import decide_plan
+
+    spec = {"rules": [{"name": "list_ratio", "source": "web", "signal": "list_ratio", "op": "<=", "value": 0.3,
+                       "unless": {"signal": "code_share", "op": ">=", "value": 0.25}}], "code_rules": None}
+    assert {"list_ratio", "code_share"} <= set(needed_columns(spec))
+    base = {"source": "web", "dedup__cluster_id": 3, "dedup__cluster_size": 2, "dedup__exact_duplicate": False}
+    df = pl.DataFrame([
+        dict(base, id="a", list_ratio=0.6, code_share=0.5, doc__bytes=900, dedup__is_duplicate=False,
+             dedup__duplicate_of=None, dedup__doc_key=0, dedup__exact_hash="h0"),  # dedup's pick, exempt: passes
+        dict(base, id="b", list_ratio=0.1, code_share=0.0, doc__bytes=800, dedup__is_duplicate=True,
+             dedup__duplicate_of="a", dedup__doc_key=1, dedup__exact_hash="h1"),
+    ])
+    assert decide_frame(df, spec).filter(pl.col("keep"))["id"].to_list() == ["a"]
+    store, clusters = _store_and_lookup(tmp_path, df)
+    assert [k["keeper_id"] for k in decide_plan(store, clusters, spec).keepers] == ["a"]
