@@ -24,6 +24,7 @@ from datatrove.io import DataFolderLike, get_datafolder
 from datatrove.pipeline.base import PipelineStep
 
 from assay.stages.dedup import storage as st
+from assay.stages.decisions.lengths import length_class
 from assay.stages.dedup.config import KEEP_POLICIES, DedupConfig, dedup_phase_tasks  # noqa: F401 (re-export)
 
 SIGNAL_KEYS = (
@@ -373,11 +374,13 @@ def choose_kept(
     """Per node, the node index of its cluster's kept member (deterministic: it depends on the members'
     attributes only, never on their order, rank or task count).
 
-    Documents from an earlier run's index always win (already published); then by policy:
-    ``highest_priority`` (highest priority, NaN last; within one priority the longest text, ``length`` in
-    bytes: the more complete version, e.g. a current spec over an older, shorter one in the same ensemble
-    bucket), ``oldest`` (smallest date, NaN last), ``first_id``; remaining ties broken by the smallest id
-    (string order). ``length`` None (or 0: unknown, e.g. a store written before lengths) adds no order."""
+    Documents from an earlier run's index always win (already published); then by policy: ``highest_priority``
+    (highest priority, NaN last; within one priority the longest text by ``decisions.lengths.length_class`` of
+    ``length`` in bytes: the more complete version, e.g. a current spec over an older one 19% shorter in the
+    same ensemble bucket; copies within about 5% of each other's length are one class, so a copy that only
+    repeats or inserts a few words does not win for that), ``oldest`` (smallest date, NaN last), ``first_id``;
+    remaining ties broken by the smallest id (string order). ``length`` None (or 0: unknown, e.g. a store
+    written before lengths) adds no order."""
     if policy not in KEEP_POLICIES:
         raise ValueError(f"keep_policy must be one of {KEEP_POLICIES}, got {policy!r}")
     n = labels.size
@@ -387,7 +390,7 @@ def choose_kept(
     keys: list[np.ndarray] = [id_rank]
     if policy == "highest_priority":
         if length is not None:
-            keys.append(-np.asarray(length, dtype=np.int64))  # longer first
+            keys.append(-length_class(length))  # longer first, by length class (about 5% apart)
         keys.append(np.where(np.isnan(priority), np.inf, -priority))
     elif policy == "oldest":
         keys.append(np.where(np.isnan(date), np.inf, date))

@@ -57,6 +57,9 @@ def test_choose_kept_longest_within_a_priority_then_smallest_id():
     assert _choose(ids, [6, 6, 6, 6], [100, 100, 100, 100]) == "a"  # equal lengths: the id order, as before
     assert _choose(ids, [6, 6, 6, 6], None) == "a"  # no lengths: the id order, as before
     assert _choose(ids, [6, 6, 6, 6], [0, 0, 0, 0]) == "a"  # unknown (a store without lengths): same
+    # copies within a length class (a few words repeated or inserted) do not win for being longer: the id
+    assert _choose(ids, [6, 6, 6, 6], [1000, 1004, 1008, 1002]) == "a"
+    assert _choose(ids, [6, 6, 6, 6], [1000, 1004, 1200, 1002]) == "c"  # 20% longer: a longer version wins
     # an earlier run's (published) copy wins over a longer, higher-priority new one
     assert _choose(ids, [6, 6, 9, 6], [100, 300, 900, 300], in_index=[False, True, False, False]) == "b"
     # the other policies do not read the length
@@ -195,6 +198,7 @@ def test_golang_current_spec_kept_over_the_older_one(tmp_path, debian_doc):
     every input order and rank split."""
     from datatrove.data import Document
 
+    from assay.stages.decisions.lengths import length_class
     from assay.stages.web.extract import HtmlExtractor
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -224,4 +228,18 @@ def test_golang_current_spec_kept_over_the_older_one(tmp_path, debian_doc):
         assert {m[i]["dedup__cluster_size"] for i in ids} == {len(ids)}  # one cluster of both specs
         kept = kept_of(m, ids)
         assert len(kept) == 1 and page_of[kept[0]] == "go_spec.html"
-        assert kept[0] == sorted((i for i in ids if page_of[i] == "go_spec.html"), key=lambda i: (-length[i], i))[0]
+        cls = dict(zip(ids, length_class([length[i] for i in ids]).tolist()))
+        assert kept[0] == sorted((i for i in ids if page_of[i] == "go_spec.html"), key=lambda i: (-cls[i], i))[0]
+
+
+def test_length_class_is_monotone_and_coarse():
+    from assay.stages.decisions.lengths import LENGTH_CLASS_RATIO, length_class
+
+    lengths = np.arange(0, 200_000, 7)
+    c = length_class(lengths)
+    assert c[0] == 0 and (c[1:] >= 1).all() and (np.diff(c) >= 0).all()  # unknown first; never decreasing
+    assert length_class([np.nan]).tolist() == [0]
+    # one class spans a ratio of LENGTH_CLASS_RATIO: x and x * ratio**2 are always in different classes
+    x = np.array([50, 1000, 165_000])
+    assert (length_class(x * LENGTH_CLASS_RATIO ** 2) > length_class(x)).all()
+    assert (length_class(x * 1.19) - length_class(x) >= 3).all()  # go_spec vs go1.17_spec: 19% longer

@@ -252,9 +252,9 @@ def test_exact_only_and_near_only(tmp_path, corpus, base_texts, exact, near):
     m = by_id(run_dedup(tmp_path, [docs], cfg=cfg))
     assert m["exact_copy"]["dedup__is_duplicate"] is True  # near-dup detection also catches exact copies
     assert m["exact_copy"]["dedup__exact_duplicate"] is True
-    # the edited copy is longer (every edited word gains an "x"): with equal priorities it is the kept one
+    # the edited copy is a little longer (1% of its words gain an "x"): the same length class, so the id decides
     assert (m["near_copy"]["dedup__cluster_size"] == 2) is near
-    assert m["d1"]["dedup__is_duplicate"] is near and m["near_copy"]["dedup__is_duplicate"] is False
+    assert m["near_copy"]["dedup__is_duplicate"] is near and m["d1"]["dedup__is_duplicate"] is False
     assert len(list((tmp_path / "sigs" / "sigs").iterdir())) == len(cfg.units)
 
 
