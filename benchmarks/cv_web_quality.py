@@ -1230,6 +1230,9 @@ def balance_spread(examples: list, seed: int = 0) -> list:
     return [e for e, _ in out]
 
 
+CH6 = ("warc_main", "warc_full", "sh_full", "rd_full", "rd_gold")  # "+ch6": up to 6 chunks per page (was 2 or 3)
+for _n in CH6:
+    S[_n + "_ch6"] = {**S[_n], "max_chunks_per_doc": 6}
 _SHIP_SRC, _SHIP_BAL, _SHIP_FT, _SHIP_REP = VARIANTS["shipped"]
 ROUND8 = {  # tag -> the shipped recipe with one change (hyperparameter tags "@ep4", "@ng3" are defined above: HP)
     "+tl3": ({**{k: v for k, v in _SHIP_SRC.items() if k != "turku_en_lines"}, "turku_en_lines3": None}, _SHIP_BAL),
@@ -1241,6 +1244,7 @@ ROUND8 = {  # tag -> the shipped recipe with one change (hyperparameter tags "@e
               _SHIP_BAL),
     "+core": ({**_SHIP_SRC, "core_other": 0}, _SHIP_BAL),
     "+shuf": (_SHIP_SRC, _SHIP_BAL),
+    "+ch6": ({(k + "_ch6" if k in CH6 else k): v for k, v in _SHIP_SRC.items()}, _SHIP_BAL),
 }
 for _m in ENS_MEMBERS:
     for _t, (_src, _bal) in ROUND8.items():
