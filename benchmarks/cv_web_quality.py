@@ -17,6 +17,7 @@ the pooled out-of-fold ROC AUC is reported.
     .venv/bin/python benchmarks/cv_web_quality.py web-ens [TAG ...]     # round 6: ensembles (@dim16, +u15m, ...) vs shipped
     .venv/bin/python benchmarks/cv_web_quality.py web-ens-plus V [V ...] # round 7: shipped ensemble + members V
     .venv/bin/python benchmarks/cv_web_quality.py web-views [MIN_WORDS ...] # round 7: + prose view (10: shipped)
+    .venv/bin/python benchmarks/cv_web_quality.py web-ens-pv [TAG ...]  # round 8: variants, prose view on both sides
     .venv/bin/python benchmarks/cv_web_quality.py web-teacher            # round 6: the distillation teacher, LOSO
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline [ISO3 ...] # held-out-language bench, other languages
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline-lid [ISO3 ...] # same, low lid confidence -> fallback
@@ -128,7 +129,8 @@ def _examples(variant: str, fold: int, drop: frozenset = frozenset()):
     for name, label in srcs.items():
         if name in drop:
             continue
-        for e in (boiler_lines() if name == "boiler_lines" else cached(S[name])):
+        for e in (boiler_lines() if name == "boiler_lines" else hplt_halves() if name == "hplt_en_halves"
+                  else cached(S[name])):
             if name in HUMAN and fold_of(e.group) == fold:
                 continue
             if name in ("hplt_en_unlabelled", "hplt_en_unlab_t") and e.label is not None:
@@ -165,7 +167,7 @@ def train_fold(variant: str, fold: int, tmp: Path, drop: frozenset = frozenset()
     if variant in BOOTSTRAP:  # a bootstrap sample of the deduplicated examples (bagging; data noise)
         rng = np.random.default_rng(BOOTSTRAP[variant])
         exs = [exs[i] for i in rng.integers(0, len(exs), len(exs))]
-    tr = expand_repeats(balance(exs, bal, seed=0), seed=0)
+    tr = expand_repeats(balance_spread(exs) if variant in SPREAD else balance(exs, bal, seed=0), seed=0)
     f = tmp / f"{variant}_{fold}{tag}.txt"
     mc = MULTICLASS.get(variant)  # negatives split into classes by source; the score stays P(__label__1)
     _write_fasttext_file(f, [(e.label if e.label == 1 or not mc else "0" + mc.get(e.source, ""), e.text) for e in tr])
@@ -913,6 +915,8 @@ def _main():
         web_ens_plus(sys.argv[2:])
     elif sys.argv[1] == "web-views":  # round 7: mean of the whole text and its prose view (shipped LOSO models)
         web_views([int(k) for k in sys.argv[2:]] or [10, 5, 8, 15, 20])
+    elif sys.argv[1] == "web-ens-pv":  # round 8: variants vs the shipped ensemble, both scored with the prose view
+        web_ens_pv(sys.argv[2:] or list(ROUND8))
     elif sys.argv[1] == "web-teacher":  # round 6: the distillation teacher's own LOSO figures
         teacher_loso()
     elif sys.argv[1] == "lolo":
@@ -1186,6 +1190,75 @@ for _m in ENS_MEMBERS:
     VARIANTS[f"{_m}+bl"] = ({**_src, "boiler_lines": None}, _bal, _ft, _rep)
     if _m in NORMS:
         NORMS[f"{_m}+bl"] = NORMS[_m]
+
+
+# --- round 8: training data and settings measured with the prose view on both sides ("web-ens-pv TAG ..."): each
+# tag's three members (the shipped tokenisations) trained leave-one-source-out, scored as shipped (mean of the whole
+# text and its lines of >= 10 words), paired bootstrap against the shipped ensemble scored the same way.
+S["turku_other_lines_all3"] = {**S["turku_other_lines_all"], "min_words": 3}
+HUMAN.add("hplt_en_halves")
+LOSO_DROP["hplt_en"] = LOSO_DROP["hplt_en"] | {"hplt_en_halves"}
+SPREAD: set[str] = set()  # variants whose upsampled copies are spread through the training file
+
+
+def hplt_halves() -> list:
+    """HPLT English labelled rows (train+dev) cut at the middle word into two examples with the row's label (rows of
+    at least 40 words): more human examples in the shape of one 500-character excerpt."""
+    import dataclasses
+
+    out = []
+    for e in cached(S["hplt_en"]):
+        w = e.text.split()
+        if e.label in (0, 1) and len(w) >= 40:
+            out += [dataclasses.replace(e, text=" ".join(w[: len(w) // 2])),
+                    dataclasses.replace(e, text=" ".join(w[len(w) // 2:]))]
+    return out
+
+
+def balance_spread(examples: list, seed: int = 0) -> list:
+    """``balance(..., "upsample")`` with each copy of an upsampled example at its own place in the file (the
+    shipped shuffle key is the example's text, so its ~9 copies lie next to each other)."""
+    from assay.classifiers.data import _h
+
+    pos = [e for e in examples if e.label == 1]
+    neg = [e for e in examples if e.label == 0]
+    small, big = (pos, neg) if len(pos) <= len(neg) else (neg, pos)
+    k, r = divmod(len(big), len(small))
+    extra = sorted(small, key=lambda e: _h(seed, "up", e.group, e.text[:64]))[:r]
+    out = [(e, c) for c in range(k) for e in small] + [(e, k) for e in extra] + [(e, 0) for e in big]
+    out.sort(key=lambda t: _h(seed, "shuffle", t[0].group, t[0].text[:64], t[0].label, t[1]))
+    return [e for e, _ in out]
+
+
+CH6 = ("warc_main", "warc_full", "sh_full", "rd_full", "rd_gold")  # "+ch6": up to 6 chunks per page (was 2 or 3)
+for _n in CH6:
+    S[_n + "_ch6"] = {**S[_n], "max_chunks_per_doc": 6}
+_SHIP_SRC, _SHIP_BAL, _SHIP_FT, _SHIP_REP = VARIANTS["shipped"]
+ROUND8 = {  # tag -> the shipped recipe with one change (hyperparameter tags "@ep4", "@ng3" are defined above: HP)
+    "+tl3": ({**{k: v for k, v in _SHIP_SRC.items() if k != "turku_en_lines"}, "turku_en_lines3": None}, _SHIP_BAL),
+    "+hx": ({**_SHIP_SRC, "hplt_en_halves": None}, _SHIP_BAL),
+    "+bn": (_SHIP_SRC, "none"),
+    "+capL": ({**{k: v for k, v in _SHIP_SRC.items() if k != "turku_other_lines_all"}, "turku_other_lines": 0},
+              _SHIP_BAL),
+    "+tol3": ({**{k: v for k, v in _SHIP_SRC.items() if k != "turku_other_lines_all"}, "turku_other_lines_all3": 0},
+              _SHIP_BAL),
+    "+core": ({**_SHIP_SRC, "core_other": 0}, _SHIP_BAL),
+    "+shuf": (_SHIP_SRC, _SHIP_BAL),
+    "+ch6": ({(k + "_ch6" if k in CH6 else k): v for k, v in _SHIP_SRC.items()}, _SHIP_BAL),
+}
+for _m in ENS_MEMBERS:
+    for _t, (_src, _bal) in ROUND8.items():
+        VARIANTS[_m + _t] = (_src, _bal, _SHIP_FT, _SHIP_REP)
+        if _m in NORMS:
+            NORMS[_m + _t] = NORMS[_m]
+    SPREAD.add(_m + "+shuf")
+
+
+def web_ens_pv(tags: list[str]) -> list[dict]:
+    """Round 8: each tag's ensemble against the shipped one, both scored with the prose view (LOSO, paired)."""
+    base = np.mean([prose_view_scores(v, 10) for v in ens_members("shipped")], axis=0)
+    return [paired(base, np.mean([prose_view_scores(v, 10) for v in ens_members(t)], axis=0), label=t + " (prose view)")
+            for t in tags]
 
 
 if __name__ == "__main__":
