@@ -13,3 +13,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
     __version__ = "0.0.0+unknown"
 
 __all__ = ["__version__"]
+
+from assay import _deferred  # noqa: E402
+
+_deferred.install()  # huggingface_hub's file system client, imported by datatrove.io but not used by assay

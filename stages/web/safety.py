@@ -49,6 +49,8 @@ import regex
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, TextMemo
+
 LDNOOBW_DIR = Path(__file__).resolve().parent / "data" / "ldnoobw"
 NO_SPACE_LANGS = frozenset({"zh", "ja", "ko", "th", "wuu", "yue", "lo", "km", "my"})
 # words with their combining marks (the stdlib ``\w`` splits Devanagari words at every vowel sign)
@@ -216,11 +218,33 @@ def _phrases_by_first(phrases: frozenset) -> dict[str, tuple]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+# adult-word counts of whole texts, for the adult content step of the same worker: the web quality step counts
+# the same short texts (``adult_word_share`` of its first 20,000 characters, the whole text) in the language the
+# language ID step found, a batch before it; keyed by the text itself (the step has no document id), each entry
+# read once (``assay.stages.common.memo``)
+COUNTED = TextMemo(max_items=512, max_chars=WHOLE_TEXT_MAX_CHARS)
+
+
 def adult_word_count(text: str, lang: str | None, *, directory: str | None = None,
                      max_chars: int = 50_000, native_script: bool = True) -> tuple[int, int]:
     """(bad words found, words in the text) for the LDNOOBW lists of ``lang`` and English.
     In no-space scripts a "word" is a character and a hit counts its characters. ``native_script``: also
     match Indic-script words against the romanised entries (``native_roman_key``)."""
+    out = _adult_word_count(text, lang, directory, max_chars, native_script)
+    if COUNTED.active and isinstance(text, str) and len(text) <= max_chars:  # counted on the whole text
+        COUNTED.put(text, text, (lang, directory, max_chars, native_script, out))
+    return out
+
+
+def counted_whole_text(text: str, lang: str | None, *, directory: str | None = None, max_chars: int = 50_000,
+                       native_script: bool = True) -> tuple[int, int] | None:
+    """``adult_word_count(text, lang, ...)`` as an earlier step of this worker computed it (``COUNTED``), or
+    ``None`` where none did with these arguments."""
+    hit = COUNTED.take(text, text) if len(COUNTED) else None
+    return hit[4] if hit is not None and hit[:4] == (lang, directory, max_chars, native_script) else None
+
+
+def _adult_word_count(text, lang, directory, max_chars, native_script) -> tuple[int, int]:
     t = _norm(text[:max_chars]) if isinstance(text, str) else ""
     toks = _WORD_RE.findall(t)
     lists = [load_wordlist("en", directory)]
@@ -281,6 +305,13 @@ class AdultContent(PipelineStep):
         self.sources = list(sources) if sources is not None else ["web"]
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        COUNTED.open()  # the web quality step before this one counts the same short texts
+        try:
+            yield from self._run(data)
+        finally:
+            COUNTED.close()
+
+    def _run(self, data: DocumentsPipeline) -> DocumentsPipeline:
         from assay.stages.web.langid import detect_language  # noqa: PLC0415
 
         for doc in data:
@@ -297,7 +328,10 @@ class AdultContent(PipelineStep):
                 continue
             with self.track_time():
                 lang = meta.get("lang__code") or detect_language(doc.text)[0]
-                hits, n = adult_word_count(doc.text, lang, directory=self.wordlists_dir)
+                counted = counted_whole_text(doc.text, lang, directory=self.wordlists_dir)
+                # (a count of its own is not remembered: nothing after this step reads it)
+                hits, n = counted if counted is not None else _adult_word_count(doc.text, lang, self.wordlists_dir,
+                                                                                  50_000, True)
             meta["safety__adult_share"] = round(hits / n, 6) if n else 0.0
             meta["safety__adult_words"] = int(hits)
             meta["safety__adult_lang"] = lang

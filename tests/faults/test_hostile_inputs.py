@@ -422,3 +422,39 @@ def test_time_limits_count_cpu_time_not_the_wall_clock():
     with pytest.raises(SignalsTimeout):
         with time_limit(0.05):
             burn(1.0)
+
+
+def test_extraction_deadline_reads_the_cpu_clock_only_after_the_limit_passed_on_the_wall_clock():
+    """The extractor's per-element check (``_Deadline``) reads the thread's CPU time (a system call) only once the
+    limit has passed on the wall clock: before that the CPU time cannot have passed it. It times out on work, never
+    on waiting, like the plain CPU-time check."""
+    import time
+
+    import pytest
+
+    from assay.stages.web import extract as E
+
+    reads = {"n": 0}
+    real = time.thread_time
+
+    def counting() -> float:
+        reads["n"] += 1
+        return real()
+
+    E.time.thread_time = counting  # (the module's ``time`` is the ``time`` module: restored below)
+    try:
+        d = E._Deadline(0.05)
+        reads["n"] = 0
+        for _ in range(1000):
+            E._check_deadline(d)  # within the limit on the wall clock: the CPU clock is never read
+        assert reads["n"] == 0
+        time.sleep(0.1)
+        E._check_deadline(d)  # 0.1 s waited, almost no CPU: read, and within the limit
+        assert reads["n"] == 1
+        end = real() + 0.08
+        while real() < end:
+            pass
+        with pytest.raises(E.ExtractTimeout):
+            E._check_deadline(d)
+    finally:
+        E.time.thread_time = real

@@ -222,3 +222,63 @@ def test_long_page_whose_prose_view_grows_past_the_prefix_scores_as_quality_scor
         LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(docs))))))
     assert out[0].metadata["quality__web_score"] == pytest.approx(float(quality_score([out[0].text])[0]), abs=1e-12)
     _clear_memos()
+
+
+@pytest.mark.shared_data
+def test_adult_content_reuses_the_web_quality_count_and_stores_the_same_signals(shared_data):
+    """The adult content step takes the adult-word count the web quality step made of the same short text in the
+    same language (``safety.COUNTED``) instead of counting again: on real pages the stored ``safety__*`` signals
+    are the same as the step alone computes, most short pages are taken from the memo, and the memo is empty
+    afterwards (each entry read once, nothing kept without a reader)."""
+    from assay.stages.signals.quality import QualityScores
+    from assay.stages.web import safety as S
+    from assay.stages.web.safety import AdultContent
+
+    _clear_memos()
+    pages = _pages(shared_data)
+    taken = {"hit": 0, "miss": 0}
+    real = S.counted_whole_text
+
+    def counting(*a, **k):
+        out = real(*a, **k)
+        taken["hit" if out is not None else "miss"] += 1
+        return out
+
+    def upstream(docs):
+        return QualityScores(models=["web", "stem"]).run(
+            LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(docs))))
+
+    S.counted_whole_text = counting
+    try:
+        chained = list(AdultContent().run(WebQualityScore().run(upstream(copy.deepcopy(pages)))))
+        n_hit = taken["hit"]
+        assert len(S.COUNTED) == 0 and not S.COUNTED.active
+        _clear_memos()
+        prepared = list(WebQualityScore().run(upstream(copy.deepcopy(pages))))  # no adult step reading: no memo
+        assert len(S.COUNTED) == 0
+        taken["hit"] = 0
+        fresh = list(AdultContent().run(iter(prepared)))
+        assert taken["hit"] == 0
+    finally:
+        S.counted_whole_text = real
+    n_short = sum(len(d.text) <= TEXT_MAX_CHARS for d in prepared)
+    assert n_short >= 20 and n_hit >= n_short // 2
+    keys = ("safety__adult_share", "safety__adult_words", "safety__adult_lang")
+    assert [[d.metadata[k] for k in keys] for d in chained] == [[d.metadata[k] for k in keys] for d in fresh]
+
+
+def test_adult_count_memo_checks_the_language_and_the_text():
+    from assay.stages.web import safety as S
+
+    S.COUNTED.open()
+    try:
+        text = "An ordinary sentence about the weather and the harbour, nothing else to see here at all."
+        got = S.adult_word_count(text, "en")
+        assert S.counted_whole_text(text, "de") is None  # another language: counted again
+        S.adult_word_count(text, "en")
+        assert S.counted_whole_text(text + " More.", "en") is None  # another text
+        assert S.counted_whole_text(text, "en") == got
+        assert S.counted_whole_text(text, "en") is None  # read once
+    finally:
+        S.COUNTED.close()
+    assert len(S.COUNTED) == 0
