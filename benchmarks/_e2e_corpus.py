@@ -50,7 +50,12 @@ RESERVED_PACKAGE_RE = re.compile(r"^(python3\.11-doc|postgresql-doc(-\d+)?|git-d
 # Set E (libeigen3-doc, junit4-doc, libcommons-lang3-java-doc, libghc-aeson-doc, python-sklearn-doc, wx3.2-doc,
 # racket-doc, postgis-doc) was only measured, after session 23's changes; of set F (python-werkzeug-doc,
 # python-jinja2-doc, libgtk-3-doc, libfmt-doc, libglm-doc, doxygen-doc, swi-prolog-doc, xapian-doc,
-# python-scrapy-doc) only python-jinja2-doc was read (the lorem ipsum rule). Choose new packages to rehearse.
+# python-scrapy-doc) only python-jinja2-doc was read (the lorem ipsum rule). Set H (python-pytest-doc,
+# python-tornado-doc, libgtkmm-3.0-doc, python-astropy-doc, python-h5py-doc, python-markdown-doc,
+# python-setuptools-doc, python-gevent-doc, python-dask-doc, cython-doc; session 24) and set I
+# (python-statsmodels-doc, python-xarray-doc, python-skimage-doc, python-celery-doc, python-kombu-doc,
+# libglibmm-2.4-doc, python-biopython-doc, python-requests-doc, python-click-doc, python-sympy-doc,
+# python-aiohttp-doc, python-hypothesis-doc; session 25) were only measured. Choose new packages to rehearse.
 TUNED_ON_PACKAGES = frozenset((
     "cmake-doc", "libglib2.0-doc", "libsdl2-doc", "erlang-doc", "openjdk-17-doc",
     "apache2-doc", "docbook-xsl-doc-html", "gettext-doc", "libpam-doc", "libxml2-doc", "sqlite3-doc", "zsh-doc",
