@@ -374,13 +374,14 @@ class WebQualityScore(PipelineStep):
     Args:
         combiner_path: combiner JSON (default: the shipped ``classifiers/models/web_quality.json``).
         sources: ``metadata["source"]`` values scored (default ``["web"]``).
-        batch_size: documents per model batch.
+        batch_size: documents per model batch (scores do not depend on it; 128 bounds the documents a
+            worker holds at once, as ``QualityScores``'s).
     Documents with a ``reject_reason`` or no text get ``None``; nothing is dropped."""
 
     name = "🏅 web quality"
     type = "📊 - SIGNALS"
 
-    def __init__(self, combiner_path: str | None = None, sources: list[str] | None = None, batch_size: int = 256):
+    def __init__(self, combiner_path: str | None = None, sources: list[str] | None = None, batch_size: int = 128):
         super().__init__()
         self.combiner_path = str(combiner_path) if combiner_path else None
         self.sources = list(sources) if sources is not None else ["web"]

@@ -282,3 +282,29 @@ def test_adult_count_memo_checks_the_language_and_the_text():
     finally:
         S.COUNTED.close()
     assert len(S.COUNTED) == 0
+
+
+@pytest.mark.shared_data
+def test_quality_signals_do_not_depend_on_the_batch_size(shared_data):
+    """The batch sizes of the scoring steps bound memory only: the same pages give the same signals batched
+    by 1, 7 and the defaults, up to the last bit of a float (memos cleared between runs, so reuse cannot hide a
+    difference)."""
+    from assay.stages.signals.quality import QualityScores
+
+    pages = _pages(shared_data, n=30)
+
+    def run(batch):
+        _clear_memos()
+        kw = {} if batch is None else {"batch_size": batch}
+        docs = copy.deepcopy(pages)
+        out = WebQualityScore(**kw).run(QualityScores(models=["web", "stem"], **kw).run(
+            LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(docs)))))
+        return [{k: v for k, v in d.metadata.items() if k.startswith(("quality__", "fasttext_"))} for d in out]
+
+    ref = run(None)
+    assert len(ref) == len(pages) and all(r["quality__web_score"] is not None for r in ref)
+    for got in (run(1), run(7)):
+        assert [sorted(g) for g in got] == [sorted(r) for r in ref]
+        # the combiner's matrix product may round the last bit differently for another batch shape
+        assert got == [{k: (pytest.approx(v, rel=1e-12, abs=1e-15) if isinstance(v, float) else v)
+                        for k, v in r.items()} for r in ref]
