@@ -571,15 +571,9 @@ class _Deadline:
         self.cpu = time.thread_time() + seconds
 
 
-def _check_deadline(deadline: "_Deadline | float | None") -> None:
-    """Raise ``ExtractTimeout`` once the thread's CPU time passed ``deadline`` (a ``_Deadline``, or a
-    ``time.thread_time()`` value)."""
-    if deadline is None:
-        return
-    if type(deadline) is _Deadline:
-        if time.monotonic() > deadline.wall and time.thread_time() > deadline.cpu:
-            raise ExtractTimeout("extraction exceeded its time limit")
-    elif time.thread_time() > deadline:
+def _check_deadline(deadline: "_Deadline | None") -> None:
+    """Raise ``ExtractTimeout`` once the thread's CPU time passed ``deadline``."""
+    if deadline is not None and time.monotonic() > deadline.wall and time.thread_time() > deadline.cpu:
         raise ExtractTimeout("extraction exceeded its time limit")
 
 
@@ -590,7 +584,7 @@ _WALK_SELECTOR = 'pre, code, kbd, samp, tt, table, img[alt], figcaption, input[t
 
 
 class _Rewriter:
-    def __init__(self, tree: "HTMLTree", html: str = "", deadline: "_Deadline | float | None" = None):
+    def __init__(self, tree: "HTMLTree", html: str = "", deadline: "_Deadline | None" = None):
         self.tree = tree
         self.deadline = deadline
         self._tables: list | None = None

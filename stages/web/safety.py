@@ -225,8 +225,11 @@ def _phrases_by_first(phrases: frozenset) -> dict[str, tuple]:
 COUNTED = TextMemo(max_items=512, max_chars=WHOLE_TEXT_MAX_CHARS)
 
 
+ADULT_MAX_CHARS = 50_000  # characters of a text that the adult-word count reads
+
+
 def adult_word_count(text: str, lang: str | None, *, directory: str | None = None,
-                     max_chars: int = 50_000, native_script: bool = True) -> tuple[int, int]:
+                     max_chars: int = ADULT_MAX_CHARS, native_script: bool = True) -> tuple[int, int]:
     """(bad words found, words in the text) for the LDNOOBW lists of ``lang`` and English.
     In no-space scripts a "word" is a character and a hit counts its characters. ``native_script``: also
     match Indic-script words against the romanised entries (``native_roman_key``)."""
@@ -236,7 +239,7 @@ def adult_word_count(text: str, lang: str | None, *, directory: str | None = Non
     return out
 
 
-def counted_whole_text(text: str, lang: str | None, *, directory: str | None = None, max_chars: int = 50_000,
+def counted_whole_text(text: str, lang: str | None, *, directory: str | None = None, max_chars: int = ADULT_MAX_CHARS,
                        native_script: bool = True) -> tuple[int, int] | None:
     """``adult_word_count(text, lang, ...)`` as an earlier step of this worker computed it (``COUNTED``), or
     ``None`` where none did with these arguments."""
@@ -330,8 +333,8 @@ class AdultContent(PipelineStep):
                 lang = meta.get("lang__code") or detect_language(doc.text)[0]
                 counted = counted_whole_text(doc.text, lang, directory=self.wordlists_dir)
                 # (a count of its own is not remembered: nothing after this step reads it)
-                hits, n = counted if counted is not None else _adult_word_count(doc.text, lang, self.wordlists_dir,
-                                                                                  50_000, True)
+                hits, n = counted if counted is not None else _adult_word_count(
+                    doc.text, lang, self.wordlists_dir, ADULT_MAX_CHARS, True)
             meta["safety__adult_share"] = round(hits / n, 6) if n else 0.0
             meta["safety__adult_words"] = int(hits)
             meta["safety__adult_lang"] = lang

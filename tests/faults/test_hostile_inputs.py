@@ -403,14 +403,14 @@ def test_time_limits_count_cpu_time_not_the_wall_clock():
     import pytest
 
     from assay.stages.code.inspection import SignalsTimeout, time_limit
-    from assay.stages.web.extract import ExtractTimeout, _check_deadline
+    from assay.stages.web.extract import ExtractTimeout, _check_deadline, _Deadline
 
     def burn(seconds: float) -> None:
         end = time.thread_time() + seconds
         while time.thread_time() < end:
             pass
 
-    deadline = time.thread_time() + 0.05
+    deadline = _Deadline(0.05)
     time.sleep(0.2)
     _check_deadline(deadline)  # 0.2 s waited, almost no CPU: within the limit
     burn(0.08)
