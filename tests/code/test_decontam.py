@@ -478,3 +478,59 @@ def test_file_array_reads_equal_numpy_indexing(tmp_path):
                 fa[np.array([1000])]
             with pytest.raises(IndexError):
                 fa[1000]
+
+
+def test_weighted_windows_equal_the_sliding_window_sum():
+    """The window hashes by shifted multiply-adds per chunk equal the sum over ``sliding_window_view``
+    (mod 2**64), for lengths around the window size and chunk boundaries."""
+    import numpy as np
+
+    from assay.stages.signals import decontam as D
+
+    rng = np.random.default_rng(9)
+    for m in (0, 1, 12, 13, 14, 26, 27, 100, 1000, 9000):
+        vals = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(m % 2)
+        for n in (1, 6, 13, 26):
+            want = np.empty(0, dtype=np.uint64)
+            if m >= n:
+                with np.errstate(over="ignore"):
+                    want = (np.lib.stride_tricks.sliding_window_view(vals, n) * D._COEF[:n]).sum(axis=1, dtype=np.uint64)
+            for chunk in (1, 7, 8192):
+                got = D._weighted_windows(vals, n, chunk)
+                assert got.dtype == np.uint64 and np.array_equal(got, want), (m, n, chunk)
+
+
+@pytest.mark.shared_data
+def test_token_vocabulary_and_short_lengths_on_real_pages(step, shared_data, monkeypatch):
+    """On real extracted pages (and pages planted with whole short items): the lengths of whole-item tables
+    that ``_short_lengths`` scans (token ids) are those whose anchor and further tokens all occur in the page
+    (the definition on token strings), and ``best_match`` is unchanged when the process-wide token
+    vocabulary is restarted before every text (``_VOCAB_MAX``)."""
+    import sys
+    from pathlib import Path
+
+    from assay.stages.signals import decontam as D
+    from assay.stages.web.extract import extract_html
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from _web_data import html_pages
+
+    idx = step.index
+    texts = [t for t in (extract_html(h) for _, h in html_pages(shared_data)[:120]) if t]
+    short = [idx.items[i].text for table in list(idx.short["text"].values())[:6] for i in list(table.values())[:1]]
+    texts += [t[:1500] + "\n" + q + "\n" + t[1500:3000] for t, q in zip(texts, short)]
+    assert len(texts) > 60
+    scanned = 0
+    for t in texts:
+        for mode, toks in (("text", D.short_tokens(t)), ("code", D.code_tokens(t))):
+            prep = D._Prepared(toks, code=(mode == "code"))
+            vocab = set(toks)
+            want = sorted({k for a, by_k in idx._anchor_lengths[mode].items() if a == "" or a in vocab
+                           for k, rests in by_k.items() if any(all(w in vocab for w in r) for r in rests)})
+            assert idx._short_lengths(mode, prep) == want
+            scanned += len(want)
+    assert scanned > 0
+    want = [idx.best_match(t) for t in texts]
+    assert sum(m[0] >= 1.0 for m in want) >= 3
+    monkeypatch.setattr(D, "_VOCAB_MAX", 10)
+    assert [idx.best_match(t) for t in texts] == want
