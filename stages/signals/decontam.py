@@ -357,7 +357,9 @@ def normalize_prose(text: str) -> str:
     import unicodedata
 
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).replace("\u00ad", "")
+        if not unicodedata.is_normalized("NFKC", text):  # (a quick check: about half of non-ASCII pages already are)
+            text = unicodedata.normalize("NFKC", text)
+        text = text.replace("\u00ad", "")
     if "-" in text and _HYPHEN_BREAK.search(text):  # (_LINE_HYPHEN tries a match at every word character)
         text = _LINE_HYPHEN.sub(r"\1", text)
     return text
