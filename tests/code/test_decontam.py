@@ -312,8 +312,8 @@ def test_token_codes_and_back_references_equal_their_definitions():
 
 
 def test_cached_index_loads_the_same_index_and_restores_the_collector(tmp_path, monkeypatch):
-    """The cached index (loaded with the garbage collector paused) equals the built one, and the
-    collector's state is as before the load, enabled or not."""
+    """The cached index equals the built one, and loading it leaves the garbage collector's state as it
+    was, enabled or not."""
     import gc
 
     import numpy as np
