@@ -34,6 +34,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import itertools
 import json
 import keyword
 import os
@@ -41,6 +42,7 @@ import re
 import tarfile
 import unicodedata
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
@@ -48,10 +50,9 @@ import numpy as np
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from assay.stages.common.codes import first_seen_codes
 
 __all__ = ["Decontamination", "EvalIndex", "EvalItem", "load_eval_items", "build_index", "missing_eval_sets",
-           "normalize_prose", "cached_index", "ensure_index_cached"]
+           "normalize_prose", "cached_index", "ensure_index_cached", "write_index", "read_index"]
 
 
 def missing_eval_sets(eval_sets: Iterable[str]) -> list[str]:
@@ -270,43 +271,57 @@ _DIST = _RNG.integers(1, 2**63 - 1, size=1024, dtype=np.int64).astype(np.uint64)
 _NEW_ID = np.uint64(0x9E3779B97F4A7C15)
 
 
-_TOKEN_CACHE: dict[str, tuple[int, bool]] = {}
+class _Vocab:
+    """Every token met in this process -> an id, with each id's xxh64 hash (``h``) and whether it is a
+    renamable identifier (``ident``: an identifier that is not a keyword) in arrays: a text's tokens become
+    one array of ids by one dict lookup each, and their hashes and flags are read by index."""
+
+    def __init__(self):
+        self.ids: dict[str, int] = {}
+        self.tokens: list[str] = []
+        self.h = np.empty(1024, dtype=np.uint64)
+        self.ident = np.empty(1024, dtype=bool)
+
+    def lookup(self, tokens: list[str]) -> np.ndarray:
+        """The id of each of ``tokens`` (int64), adding the tokens not seen before."""
+        ids = np.fromiter(map(self.ids.get, tokens, itertools.repeat(-1)), dtype=np.int64, count=len(tokens))
+        miss = np.flatnonzero(ids < 0)
+        if len(miss):
+            import xxhash
+
+            missing = list(map(tokens.__getitem__, miss.tolist()))
+            new = list(dict.fromkeys(missing))
+            start, stop = len(self.tokens), len(self.tokens) + len(new)
+            self.ids.update(zip(new, range(start, stop)))
+            self.tokens.extend(new)
+            if stop > len(self.h):
+                size = max(stop, 2 * len(self.h))
+                self.h = np.concatenate([self.h[:start], np.empty(size - start, dtype=np.uint64)])
+                self.ident = np.concatenate([self.ident[:start], np.empty(size - start, dtype=bool)])
+            self.h[start:stop] = np.fromiter((xxhash.xxh64_intdigest(t.encode("utf-8", "surrogatepass")) for t in new),
+                                             dtype=np.uint64, count=len(new))
+            self.ident[start:stop] = np.fromiter((bool(_IDENT.match(t)) and t not in _KEYWORDS for t in new),
+                                                 dtype=bool, count=len(new))
+            ids[miss] = np.fromiter(map(self.ids.__getitem__, missing), dtype=np.int64, count=len(missing))
+        return ids
+
+
+_VOCAB = _Vocab()
+_VOCAB_MAX = 100_000  # tokens kept between texts (about 13 MiB); more: the next text starts a new vocabulary
+
+
+def _bound_vocab() -> None:
+    """Start a new ``_VOCAB`` when the current one holds more than ``_VOCAB_MAX`` tokens (between texts:
+    a ``_Prepared`` keeps the vocabulary its ids refer to)."""
+    global _VOCAB
+    if len(_VOCAB.tokens) > _VOCAB_MAX:
+        _VOCAB = _Vocab()
 
 
 def _token_info(t: str) -> tuple[int, bool]:
-    info = _TOKEN_CACHE.get(t)
-    if info is None:
-        import xxhash
-
-        info = (xxhash.xxh64_intdigest(t.encode("utf-8", "surrogatepass")), bool(_IDENT.match(t)) and t not in _KEYWORDS)
-        if len(_TOKEN_CACHE) < 2_000_000:
-            _TOKEN_CACHE[t] = info
-    return info
-
-
-def _token_arrays(tokens: list[str], vocab: dict | None = None, codes_out: list | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(xxh64 hash, is identifier) of every token, as ``_token_info`` gives them; the tokens of a page
-    repeat, so each distinct token is looked up once and the arrays are filled by index. ``vocab``: a
-    dict that receives the distinct tokens (as keys, their index as values). ``codes_out``: a list that
-    receives the array of each token's index in ``vocab``."""
-    distinct, codes = first_seen_codes(tokens)
-    infos = _infos(distinct)
-    if vocab is not None:
-        vocab.update(zip(distinct, range(len(distinct))))
-    if codes_out is not None:
-        codes_out.append(codes)
-    h = np.fromiter([x[0] for x in infos], dtype=np.uint64, count=len(infos))
-    ident = np.fromiter([x[1] for x in infos], dtype=bool, count=len(infos))
-    return h[codes], ident[codes]
-
-
-def _infos(tokens) -> list[tuple[int, bool]]:
-    """``_token_info`` of each of ``tokens`` (the cached ones by one lookup each)."""
-    infos = list(map(_TOKEN_CACHE.get, tokens))
-    if None in infos:
-        infos = [x if x is not None else _token_info(t) for x, t in zip(infos, tokens)]
-    return infos
+    """(xxh64 hash of the UTF-8 token, whether it is an identifier that is not a keyword)."""
+    i = _VOCAB.lookup([t])[0]
+    return int(_VOCAB.h[i]), bool(_VOCAB.ident[i])
 
 
 _CODE_TOKEN_CLASSES = (re.compile(r"[A-Za-z_]"), re.compile(r"\d"), re.compile(r"\s"), re.compile(r"\w"))
@@ -342,7 +357,9 @@ def normalize_prose(text: str) -> str:
     import unicodedata
 
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).replace("\u00ad", "")
+        if not unicodedata.is_normalized("NFKC", text):  # (a quick check: about half of non-ASCII pages already are)
+            text = unicodedata.normalize("NFKC", text)
+        text = text.replace("\u00ad", "")
     if "-" in text and _HYPHEN_BREAK.search(text):  # (_LINE_HYPHEN tries a match at every word character)
         text = _LINE_HYPHEN.sub(r"\1", text)
     return text
@@ -379,48 +396,75 @@ def code_tokens(text: str) -> list[str]:
     return _CODE_TOKEN.findall(text)
 
 
+def _weighted_windows(vals: np.ndarray, n: int, chunk: int = 8192) -> np.ndarray:
+    """``sum(vals[s + j] * _COEF[j] for j < n)`` (mod 2**64) for every window start ``s``: per chunk of starts,
+    one multiply-add of a shifted slice per offset ``j`` (no window-by-offset temporary: about 4x faster
+    than a sum over ``sliding_window_view`` on long texts)."""
+    count = len(vals) - n + 1
+    if count <= 0:
+        return np.empty(0, dtype=np.uint64)
+    out = np.empty(count, dtype=np.uint64)
+    tmp = np.empty(min(count, chunk), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for s in range(0, count, chunk):
+            e = min(count, s + chunk)
+            o, t = out[s:e], tmp[: e - s]
+            np.multiply(vals[s:e], _COEF[0], out=o)
+            for j in range(1, n):
+                np.multiply(vals[s + j: e + j], _COEF[j], out=t)
+                o += t
+    return out
+
+
 class _Prepared:
     """Token hashes (and, for code, identifier back-references) computed once per text."""
 
-    __slots__ = ("h", "is_id", "prev", "n", "vocab", "codes")
+    __slots__ = ("h", "is_id", "prev", "n", "ids", "voc", "_vocab")
 
     def __init__(self, tokens: list[str] | None, code: bool):
         if tokens is None:  # filled by ``lowered``
             return
+        voc = self.voc = _VOCAB
         self.n = len(tokens)
-        self.vocab: dict[str, int] = {}  # the distinct tokens -> their index
-        codes: list = []
-        self.h, ident = _token_arrays(tokens, self.vocab, codes)
-        self.codes = codes[0]  # each token's index in vocab
+        self.ids = voc.lookup(tokens)  # each token's id in voc
+        self._vocab = None
+        self.h = voc.h[self.ids]
         self.is_id = None
         self.prev = None
         if code:
+            ident = voc.ident[self.ids]
             self.is_id = ident
             # each identifier's previous occurrence: its positions grouped by token (a stable sort keeps
             # each token's positions ascending), each one's predecessor in its group
             prev = np.full(self.n, -(10**9), dtype=np.int64)
             pos = np.flatnonzero(ident)
             if len(pos):
-                tok = self.codes[pos]
+                tok = self.ids[pos]
                 order = np.argsort(tok, kind="stable")
                 later, earlier = order[1:], order[:-1]
                 same = tok[later] == tok[earlier]
                 prev[pos[later[same]]] = pos[earlier[same]]
             self.prev = prev
 
+    @property
+    def vocab(self) -> dict[str, int]:
+        """The distinct tokens in first-seen order -> their index."""
+        if self._vocab is None:
+            uniq, first = np.unique(self.ids, return_index=True)
+            distinct = map(self.voc.tokens.__getitem__, uniq[np.argsort(first)].tolist())
+            self._vocab = dict(zip(distinct, range(len(uniq))))
+        return self._vocab
+
     def lowered(self) -> "_Prepared":
         """The text-mode ``_Prepared`` of these tokens lower-cased (``_Prepared([t.lower() for t in
         tokens], code=False)``), from the distinct tokens only."""
-        low = dict.fromkeys(t.lower() for t in self.vocab)  # distinct lowered tokens
-        for i, t in enumerate(low):
-            low[t] = i
-        to_low = np.fromiter(map(low.__getitem__, (t.lower() for t in self.vocab)), dtype=np.int64,
-                             count=len(self.vocab))
-        infos = _infos(low)
+        voc = self.voc
+        uniq = np.unique(self.ids)
+        low = voc.lookup([t.lower() for t in map(voc.tokens.__getitem__, uniq.tolist())])
         out = _Prepared(None, code=False)
-        out.n, out.vocab, out.is_id, out.prev = self.n, low, None, None
-        out.codes = to_low[self.codes]
-        out.h = np.fromiter([x[0] for x in infos], dtype=np.uint64, count=len(infos))[out.codes]
+        out.voc, out.n, out.is_id, out.prev, out._vocab = voc, self.n, None, None, None
+        out.ids = low[np.searchsorted(uniq, self.ids)]
+        out.h = voc.h[out.ids]
         return out
 
     def windows(self, n: int, chunk: int = 8192) -> np.ndarray:
@@ -428,9 +472,7 @@ class _Prepared:
         if m < n:
             return np.empty(0, dtype=np.uint64)
         if self.is_id is None:
-            win = np.lib.stride_tricks.sliding_window_view(self.h, n)
-            with np.errstate(over="ignore"):
-                return (win * _COEF[:n]).sum(axis=1, dtype=np.uint64)
+            return _weighted_windows(self.h, n, chunk)
         # A token's value in a window: its hash, or for an identifier the distance code of its previous
         # occurrence when that lies inside the window, else _NEW_ID. Only identifiers whose previous
         # occurrence is closer than n tokens ("close") have a value that depends on the window start: the
@@ -443,11 +485,8 @@ class _Prepared:
         close = self.is_id & (gap < n)
         code = np.clip(gap, 0, len(_DIST) - 1)
         base = np.where(self.is_id, np.where(close, _DIST[code], _NEW_ID), self.h)
-        win = np.lib.stride_tricks.sliding_window_view(base, n)
-        out = np.empty(m - n + 1, dtype=np.uint64)
+        out = _weighted_windows(base, n, chunk)
         with np.errstate(over="ignore"):
-            for s in range(0, m - n + 1, chunk):
-                out[s: s + chunk] = (win[s: s + chunk] * _COEF[:n]).sum(axis=1, dtype=np.uint64)
             pos = np.flatnonzero(close)
             if len(pos):
                 g = gap[pos]
@@ -501,7 +540,7 @@ def _window_hashes_code(tokens: list[str], n: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------------ index
-_BITMAP_BITS = 23  # short-item prefilter: 2**23 bits (1 MiB) per mode
+_BITMAP_BITS = 20  # short-item prefilter: 2**20 bits (128 KiB) per mode (a few thousand keys: about 0.5% false candidates)
 _BITMAP_SHIFT = np.uint64(64 - _BITMAP_BITS)
 _MAIN_BITMAP_BITS = 25  # n-gram prefilter: 2**25 bits (4 MiB) per mode (about 5% false candidates at 1.8M n-grams)
 _MAIN_BITMAP_SHIFT = np.uint64(64 - _MAIN_BITMAP_BITS)
@@ -532,65 +571,223 @@ def _in_bitmap(hashes: np.ndarray, bitmap: np.ndarray, shift: np.uint64) -> np.n
 @dataclass
 class _ModeIndex:
     hashes: np.ndarray  # sorted uint64
-    items: np.ndarray  # item index per row
+    items: np.ndarray  # item index per row (int32)
     n_windows: np.ndarray  # distinct windows per item (0 for whole-item rows)
+    top: np.ndarray | None = None  # the top 32 bits of ``hashes`` (uint32): the lookup reads it, not ``hashes``
+    bitmap: np.ndarray | None = None  # n-gram prefilter: bitmap of the top bits of ``hashes``
+    shift: np.uint64 = _MAIN_BITMAP_SHIFT
+
+
+def _main_bitmap_bits(n: int) -> int:
+    """Bits of a mode's n-gram prefilter: at least 16 bits per n-gram (about 5% false candidates), at most
+    ``_MAIN_BITMAP_BITS`` (4 MiB), at least 2**16 bits."""
+    return int(min(_MAIN_BITMAP_BITS, max(16, int(np.ceil(np.log2(max(1, 16 * n)))))))
+
+
+class _FileArray:
+    """A 1-d array of the cached index file read on demand (``os.pread``), for the arrays a lookup reads
+    only where a document hits (full n-gram hashes, owners, the items' ids and texts): a mapping would
+    make them resident in every worker, the kernel mapping 16 pages around each page read."""
+
+    __slots__ = ("fd", "offset", "dtype", "n")
+
+    def __init__(self, fd: int, offset: int, dtype: np.dtype, n: int):
+        self.fd, self.offset, self.dtype, self.n = fd, offset, dtype, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _read(self, start: int, stop: int) -> np.ndarray:
+        size = self.dtype.itemsize
+        data = os.pread(self.fd, (stop - start) * size, self.offset + start * size)
+        if len(data) != (stop - start) * size:
+            raise OSError("decontamination index file shorter than its header says")
+        return np.frombuffer(data, dtype=self.dtype)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self.n)
+            if step != 1:
+                raise IndexError("only contiguous slices")
+            return self._read(start, max(start, stop))
+        if isinstance(key, (int, np.integer)):
+            k = int(key) + (self.n if key < 0 else 0)
+            if not 0 <= k < self.n:
+                raise IndexError(key)
+            return self._read(k, k + 1)[0]
+        rows = np.asarray(key, dtype=np.int64)  # positions: one read per run of consecutive distinct positions
+        if not len(rows):
+            return np.empty(0, dtype=self.dtype)
+        if rows.min() < 0 or rows.max() >= self.n:
+            raise IndexError("index out of range")
+        uniq, inv = np.unique(rows, return_inverse=True)
+        breaks = np.flatnonzero(np.diff(uniq) != 1) + 1
+        parts = [self._read(int(run[0]), int(run[-1]) + 1) for run in np.split(uniq, breaks)]
+        return np.concatenate(parts)[inv]
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._read(0, self.n)
+        return a.astype(dtype) if dtype is not None else a
+
+
+class _ItemTable(Sequence):
+    """The eval items as arrays (benchmark and mode codes, ids and texts as UTF-8 blobs with offsets):
+    ``table[i]`` is the ``EvalItem``; matching reads only ``info(i)`` of the best item of a document."""
+
+    _MODES = ("text", "code")
+
+    def __init__(self, arrays: dict[str, np.ndarray], benchmarks: list[str]):
+        self._a = arrays
+        self._benchmarks = benchmarks
+
+    @classmethod
+    def arrays_of(cls, items: list[EvalItem]) -> tuple[dict[str, np.ndarray], list[str]]:
+        names = list(dict.fromkeys(it.benchmark for it in items))
+        code = {b: i for i, b in enumerate(names)}
+        out = {"item.bench": np.array([code[it.benchmark] for it in items], dtype=np.int32),
+               "item.mode": np.array([cls._MODES.index(it.mode) for it in items], dtype=np.uint8)}
+        for field in ("item_id", "text"):
+            enc = [getattr(it, field).encode("utf-8", "surrogatepass") for it in items]
+            out[f"item.{field}"] = np.frombuffer(b"".join(enc), dtype=np.uint8)
+            out[f"item.{field}.off"] = np.concatenate([[0], np.cumsum([len(e) for e in enc], dtype=np.int64)]).astype(np.int64)
+        return out, names
+
+    def __len__(self) -> int:
+        return len(self._a["item.bench"])
+
+    def _str(self, field: str, i: int) -> str:
+        off = self._a[f"item.{field}.off"]
+        return self._a[f"item.{field}"][off[i]: off[i + 1]].tobytes().decode("utf-8", "surrogatepass")
+
+    def info(self, i: int) -> tuple[str, str]:
+        """(benchmark, item id) of item ``i``."""
+        return self._benchmarks[int(self._a["item.bench"][i])], self._str("item_id", i)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        i = int(i)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        bench, item_id = self.info(i)
+        return EvalItem(bench, item_id, self._MODES[int(self._a["item.mode"][i])], self._str("text", i))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (list, tuple, _ItemTable)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
 
 
 class EvalIndex:
-    """n-gram index over eval items (text and code modes) with per-item coverage lookup."""
+    """n-gram index over eval items (text and code modes) with per-item coverage lookup.
+
+    Held as numpy arrays only (``_arrays``; no Python object per item or n-gram), so that the cached
+    index is one file that workers map (``cached_index``): a worker's resident share is the pages its
+    lookups read (the n-gram prefilter bitmaps and the top 32 bits of the n-gram hashes), not the whole
+    index and the items' texts (read only for the item a document matches)."""
 
     def __init__(self, items: list[EvalItem], *, ngram: int = 13, code_ngram: int | None = None,
                  min_item_tokens: int = 6, min_code_item_tokens: int = 16):
-        self.items = items
-        self.ngram = int(ngram)
-        self.code_ngram = int(code_ngram or 2 * ngram)
-        self.min_item_tokens = int(min_item_tokens)
-        self.min_code_item_tokens = int(min_code_item_tokens)
-        self.short: dict[str, dict[int, dict[int, int]]] = {"text": {}, "code": {}}
-        self.modes: dict[str, _ModeIndex] = {}
-        n_windows = np.zeros(len(items), dtype=np.int64)
+        ngram = int(ngram)
+        code_ngram = int(code_ngram or 2 * ngram)
+        min_item_tokens = int(min_item_tokens)
+        min_code_item_tokens = int(min_code_item_tokens)
+        short: dict[str, dict[int, dict[int, int]]] = {"text": {}, "code": {}}
+        n_windows = np.zeros(len(items), dtype=np.int32)
         rows: dict[str, list[tuple[np.ndarray, int]]] = {"text": [], "code": []}
         for idx, it in enumerate(items):
             toks = text_tokens(it.text) if it.mode == "text" else code_tokens(it.text)
-            n = self.ngram if it.mode == "text" else self.code_ngram
+            n = ngram if it.mode == "text" else code_ngram
             if len(toks) >= n:
                 hs = np.unique(_window_hashes_text(toks, n) if it.mode == "text" else _window_hashes_code(toks, n))
                 n_windows[idx] = len(hs)
                 rows[it.mode].append((hs, idx))
-            elif it.mode == "text" and len(short_tokens(it.text)) >= self.min_item_tokens:
+            elif it.mode == "text" and len(short_tokens(it.text)) >= min_item_tokens:
                 toks = short_tokens(it.text)
                 k = len(toks)
-                self.short[it.mode].setdefault(k, {})[int(_window_hashes_text(toks, k)[0])] = idx
-            elif it.mode == "code" and len(toks) < self.min_code_item_tokens:
+                short[it.mode].setdefault(k, {})[int(_window_hashes_text(toks, k)[0])] = idx
+            elif it.mode == "code" and len(toks) < min_code_item_tokens:
                 # too short to attribute after identifier normalisation: verbatim (whitespace/case-normalised)
                 toks = short_tokens(it.text)
-                if len(toks) >= self.min_item_tokens:
-                    self.short["text"].setdefault(len(toks), {})[int(_window_hashes_text(toks, len(toks))[0])] = idx
+                if len(toks) >= min_item_tokens:
+                    short["text"].setdefault(len(toks), {})[int(_window_hashes_text(toks, len(toks))[0])] = idx
             elif it.mode == "code":
                 k = len(toks)
-                hs = _window_hashes_text(toks, k) if it.mode == "text" else _window_hashes_code(toks, k)
-                self.short[it.mode].setdefault(k, {})[int(hs[0])] = idx
-        self.n_windows = n_windows
-        self._short_arrays = {
-            mode: {k: (np.fromiter(t.keys(), dtype=np.uint64, count=len(t)), np.fromiter(t.values(), dtype=np.int64, count=len(t)))
-                   for k, t in sorted(tables.items())}
-            for mode, tables in self.short.items()
-        }
-        for mode, lst in rows.items():
+                short[it.mode].setdefault(k, {})[int(_window_hashes_code(toks, k)[0])] = idx
+        arrays, benchmarks = _ItemTable.arrays_of(items)
+        arrays["n_windows"] = n_windows
+        anchors = {}
+        for mode in ("text", "code"):
+            lst = rows[mode]
             if lst:
                 hashes = np.concatenate([h for h, _ in lst])
-                owners = np.concatenate([np.full(len(h), i, dtype=np.int64) for h, i in lst])
+                owners = np.concatenate([np.full(len(h), i, dtype=np.int32) for h, i in lst])
                 order = np.argsort(hashes, kind="stable")
-                self.modes[mode] = _ModeIndex(hashes[order], owners[order], n_windows)
+                hashes, owners = hashes[order], owners[order]
             else:
-                self.modes[mode] = _ModeIndex(np.empty(0, np.uint64), np.empty(0, np.int64), n_windows)
+                hashes, owners = np.empty(0, np.uint64), np.empty(0, np.int32)
+            bits = _main_bitmap_bits(len(hashes))
+            bitmap = np.zeros(1 << (bits - 3), dtype=np.uint8)
+            _set_bits(bitmap, hashes, np.uint64(64 - bits))
+            arrays.update({f"{mode}.hashes": hashes, f"{mode}.owners": owners, f"{mode}.bitmap": bitmap,
+                           f"{mode}.top": (hashes >> np.uint64(32)).astype(np.uint32)})
+            # whole-item tables: per length (in the order the tables were filled), keys and owners in insertion order
+            tables = short[mode]
+            arrays[f"{mode}.short.k"] = np.array(list(tables), dtype=np.int64)
+            arrays[f"{mode}.short.bounds"] = np.concatenate([[0], np.cumsum([len(t) for t in tables.values()])]).astype(np.int64)
+            arrays[f"{mode}.short.keys"] = np.array([h for t in tables.values() for h in t], dtype=np.uint64)
+            arrays[f"{mode}.short.owners"] = np.array([i for t in tables.values() for i in t.values()], dtype=np.int32)
+            anchors[mode] = _anchors_by_length(mode, tables, items)
+        meta = {"format": INDEX_FORMAT, "ngram": ngram, "code_ngram": code_ngram, "min_item_tokens": min_item_tokens,
+                "min_code_item_tokens": min_code_item_tokens, "benchmarks": benchmarks, "anchors": anchors}
+        self._set(arrays, meta)
+
+    def _set(self, arrays: dict[str, np.ndarray], meta: dict) -> None:
+        self._arrays, self._meta = arrays, meta
+        self.ngram = int(meta["ngram"])
+        self.code_ngram = int(meta["code_ngram"])
+        self.min_item_tokens = int(meta["min_item_tokens"])
+        self.min_code_item_tokens = int(meta["min_code_item_tokens"])
+        self.items = _ItemTable(arrays, list(meta["benchmarks"]))
+        self.n_windows = arrays["n_windows"]
+        self.modes = {}
+        self._short_arrays = {}
+        self._anchor_lengths = {}
+        for mode in ("text", "code"):
+            bitmap = arrays[f"{mode}.bitmap"]
+            bits = int(np.log2(len(bitmap) * 8))
+            self.modes[mode] = _ModeIndex(arrays[f"{mode}.hashes"], arrays[f"{mode}.owners"], self.n_windows,
+                                          arrays[f"{mode}.top"], bitmap, np.uint64(64 - bits))
+            ks, bounds = arrays[f"{mode}.short.k"], arrays[f"{mode}.short.bounds"]
+            keys, owners = arrays[f"{mode}.short.keys"], arrays[f"{mode}.short.owners"]
+            self._short_arrays[mode] = {int(k): (keys[bounds[j]: bounds[j + 1]], owners[bounds[j]: bounds[j + 1]])
+                                        for j, k in enumerate(ks)}
+            # anchor token -> {k: its distinct tuples of further tokens} (see _anchors_by_length)
+            self._anchor_lengths[mode] = {a: {int(k): [tuple(r) for r in rests] for k, rests in by_k}
+                                          for a, by_k in meta["anchors"][mode].items()}
+
+    @property
+    def short(self) -> dict[str, dict[int, dict[int, int]]]:
+        """The whole-item tables: mode -> item length in tokens -> {hash of the item's tokens: item index}."""
+        return {mode: {k: dict(zip(keys.tolist(), owners.tolist())) for k, (keys, owners) in tables.items()}
+                for mode, tables in self._short_arrays.items()}
 
     def __len__(self) -> int:
         return len(self.items)
 
+    def __getstate__(self):
+        return {"arrays": {k: np.array(v) for k, v in self._arrays.items()}, "meta": self._meta}
+
+    def __setstate__(self, st):
+        self._set(st["arrays"], st["meta"])
+
     def best_match(self, text: str, *, min_windows: int = 3) -> tuple[float, int | None, str | None]:
         """(best coverage, item index, mode) over both modes; coverage 1.0 for whole short items."""
         best = (0.0, None, None)
+        _bound_vocab()
         lowered = None  # normalize_prose(text).lower(): text n-grams and whole short items both read it
         code_prep = None
         for mode in ("code", "text"):
@@ -607,15 +804,15 @@ class EvalIndex:
                 code_prep = prep
             if len(idx.hashes) and len(toks) >= n:
                 # windows whose hash can be in the index (bitmap of its top bits); no other can match
-                dh = np.unique(_in_bitmap(prep.windows(n), self._main_bitmap(mode), _MAIN_BITMAP_SHIFT))
-                left = np.searchsorted(idx.hashes, dh, "left")
-                right = np.searchsorted(idx.hashes, dh, "right")
-                cnt = right - left
-                hit = cnt > 0
-                if hit.any():
-                    starts = left[hit]
-                    lens = cnt[hit]
-                    rows = np.repeat(starts - np.cumsum(np.r_[0, lens[:-1]]), lens) + np.arange(lens.sum())
+                dh = np.unique(_in_bitmap(prep.windows(n), idx.bitmap, idx.shift))
+                top = (dh >> np.uint64(32)).astype(np.uint32)
+                # the rows whose top 32 bits equal a window's (the rows of its full hash are among them: the
+                # rows are sorted by full hash), then those whose full hash equals it
+                lo = np.searchsorted(idx.top, top, "left")
+                cnt = np.searchsorted(idx.top, top, "right") - lo
+                rows = np.repeat(lo - np.cumsum(np.r_[0, cnt[:-1]]), cnt) + np.arange(cnt.sum())
+                rows = rows[idx.hashes[rows] == np.repeat(dh, cnt)] if len(rows) else rows
+                if len(rows):
                     owners, counts = np.unique(idx.items[rows], return_counts=True)
                     cov = counts / np.maximum(1, self.n_windows[owners])
                     ok = counts >= np.minimum(min_windows, self.n_windows[owners])
@@ -623,7 +820,7 @@ class EvalIndex:
                     j = int(np.argmax(cov))
                     if cov[j] > best[0]:
                         best = (float(cov[j]), int(owners[j]), mode)
-            if best[0] >= 1.0 or not self.short[mode]:
+            if best[0] >= 1.0 or not self._short_arrays[mode]:
                 continue
             if mode == "text":  # short_tokens(text): the code tokens lower-cased where that is the same
                 if (normalized == text or only_spaces_differ(normalized, text)) and lowering_keeps_code_tokens(text):
@@ -631,7 +828,7 @@ class EvalIndex:
                 else:
                     prep = _Prepared(_CODE_TOKEN.findall(lowered), code=False)
             tables, bitmap = self._short_lookup(mode)
-            lengths = self._short_lengths(mode, prep.vocab)  # only the lengths that can match
+            lengths = self._short_lengths(mode, prep)  # only the lengths that can match
             for k, win in prep.windows_by_length(lengths):
                 keys, first, owners_k = tables[k]
                 # a window equal to a whole short item: the bitmap of every key's top bits leaves few
@@ -651,7 +848,7 @@ class EvalIndex:
     def _short_lookup(self, mode: str) -> tuple[dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
         """Per item length: (sorted whole-item hashes, each one's position in the table, owners by
         table position); and a bitmap of the top ``_BITMAP_BITS`` bits of every key of the mode.
-        Derived once per process from ``_short_arrays`` (cached indexes stay valid)."""
+        Derived once per process from ``_short_arrays`` (a few thousand keys)."""
         cache = self.__dict__.setdefault("_short_sorted", {})
         if mode not in cache:
             out = {}
@@ -663,75 +860,64 @@ class EvalIndex:
             cache[mode] = (out, bitmap)
         return cache[mode]
 
-    def _short_anchors(self, mode: str) -> dict[str, list[tuple[int, tuple[str, ...]]]]:
-        """The whole-item table of ``mode`` by *anchor* tokens: each item's longest literal token (ties:
-        the first in sorted order) -> ``(k, its two next-longest literal tokens)`` for the items it anchors
-        (``k``: their length in tokens). Literal: every token in text mode; in code mode the tokens that are
-        not renamed (keywords, numbers, punctuation). A window equal to an item holds all of its literal
-        tokens, so the lengths ``k`` whose items all miss one of those tokens in a text have no match there
-        and are not scanned (they could only hit through two token sequences sharing a 64-bit hash).
-        Derived once per process from the items (cached indexes stay valid)."""
+    def _short_lengths(self, mode: str, prep: "_Prepared") -> list[int]:
+        """Lengths of the whole-item table of ``mode`` that can match a text with the tokens of ``prep``:
+        those of an entry of ``_anchor_lengths`` whose anchor and further tokens all occur in the text."""
+        voc = prep.voc
         cache = self.__dict__.setdefault("_short_sorted", {})
-        key = ("anchors", mode)
-        if key not in cache:
-            amap: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
-            for k, table in self.short[mode].items():
-                for i in table.values():
-                    text = self.items[i].text
-                    if mode == "text":
-                        words = set(short_tokens(text))
-                    else:
-                        words = {t for t in code_tokens(text) if not _token_info(t)[1]}
-                    words = sorted(words, key=lambda w: (-len(w), w))
-                    # an item without a literal token anchors at "" (always present): its length is scanned
-                    amap.setdefault(words[0] if words else "", []).append((k, tuple(words[1:3])))
-            cache[key] = amap
-        return cache[key]
-
-    def _short_lengths(self, mode: str, vocab: dict) -> list[int]:
-        """Lengths of the whole-item table of ``mode`` that can match a text with these distinct tokens."""
-        cache = self.__dict__.setdefault("_short_sorted", {})
-        key = ("anchors_by_length", mode)
-        if key not in cache:  # anchor -> {k: its distinct tuples of further tokens}
-            by_len: dict[str, dict[int, list[tuple[str, ...]]]] = {}
-            for a, entries in self._short_anchors(mode).items():
-                for k, rest in entries:
-                    rests = by_len.setdefault(a, {}).setdefault(k, [])
-                    if rest not in rests:
-                        rests.append(rest)
-            cache[key] = by_len
-        amap = cache[key]
-        heads = amap.keys() & vocab.keys()
-        if "" in amap:
-            heads.add("")
-        found: set[int] = set()
-        for a in heads:
-            for k, rests in amap[a].items():
-                if k not in found and any(all(w in vocab for w in rest) for rest in rests):
-                    found.add(k)
-        return sorted(found)
+        key = ("anchor_ids", mode)
+        if key not in cache or cache[key][0] is not voc:  # (the entries as token ids of this vocabulary)
+            entries = [(a, k, rest) for a, by_k in self._anchor_lengths[mode].items() for k, rests in by_k.items()
+                       for rest in rests]
+            words = sorted({w for a, _k, rest in entries for w in (a, *rest) if w})
+            wid = dict(zip(words, voc.lookup(words).tolist()))
+            wid[""] = -1  # (always present: the last element of the presence array)
+            cols = [[wid[a] for a, _k, _r in entries], [k for _a, k, _r in entries]]
+            cols += [[wid[r[j]] if len(r) > j else -1 for _a, _k, r in entries] for j in (0, 1)]
+            cache[key] = (voc, *(np.array(c, dtype=np.int64) for c in cols))
+        _voc, anchor, k, rest1, rest2 = cache[key]
+        if not len(k):
+            return []
+        present = np.zeros(len(voc.tokens) + 1, dtype=bool)
+        present[prep.ids] = True
+        present[-1] = True
+        return np.unique(k[present[anchor] & present[rest1] & present[rest2]]).tolist()
 
     def _main_bitmap(self, mode: str) -> np.ndarray:
-        """Bitmap of the top ``_MAIN_BITMAP_BITS`` bits of the mode's n-gram hashes (built once per process)."""
-        cache = self.__dict__.setdefault("_short_sorted", {})
-        key = ("main", mode)
-        if key not in cache:
-            bitmap = np.zeros(1 << (_MAIN_BITMAP_BITS - 3), dtype=np.uint8)
-            _set_bits(bitmap, self.modes[mode].hashes, _MAIN_BITMAP_SHIFT)
-            cache[key] = bitmap
-        return cache[key]
+        """Bitmap of the top bits of the mode's n-gram hashes (``modes[mode].shift``)."""
+        return self.modes[mode].bitmap
 
-    def __getstate__(self):
-        st = self.__dict__.copy()
-        st.pop("_short_sorted", None)  # derived; not part of the cached index
-        return st
+
+def _anchors_by_length(mode: str, tables: dict[int, dict[int, int]], items: list[EvalItem]) -> dict[str, list]:
+    """The whole-item table of ``mode`` by *anchor* tokens: each item's longest literal token (ties: the first
+    in sorted order) -> ``[[k, [its distinct tuples of two next-longest literal tokens]], ...]`` for the items
+    it anchors (``k``: their length in tokens). Literal: every token in text mode; in code mode the tokens
+    that are not renamed (keywords, numbers, punctuation). A window equal to an item holds all of its literal
+    tokens, so the lengths ``k`` whose items all miss one of those tokens in a text have no match there and
+    are not scanned (they could only hit through two token sequences sharing a 64-bit hash). Built with
+    the index (JSON-ready: it is stored in the cached index)."""
+    by_len: dict[str, dict[int, list[list[str]]]] = {}
+    for k, table in tables.items():
+        for i in table.values():
+            text = items[i].text
+            if mode == "text":
+                words = set(short_tokens(text))
+            else:
+                words = {t for t in code_tokens(text) if not _token_info(t)[1]}
+            words = sorted(words, key=lambda w: (-len(w), w))
+            # an item without a literal token anchors at "" (always present): its length is scanned
+            rests = by_len.setdefault(words[0] if words else "", {}).setdefault(k, [])
+            if words[1:3] not in rests:
+                rests.append(words[1:3])
+    return {a: [[k, rests] for k, rests in by_k.items()] for a, by_k in by_len.items()}
 
 
 def build_index(eval_sets: list[str], *, missing: str = "error", **kw) -> EvalIndex:
     return EvalIndex(load_eval_items(eval_sets, missing=missing), **kw)
 
 
-INDEX_FORMAT = 2  # bump when tokenisation or the index layout changes (invalidates cached indexes)
+INDEX_FORMAT = 3  # bump when tokenisation or the index layout changes (invalidates cached indexes)
+_MAGIC = b"ASSAYDCX"
 
 
 def _index_key(eval_sets: list[str], missing: str, kw: dict) -> str:
@@ -752,7 +938,79 @@ def _index_key(eval_sets: list[str], missing: str, kw: dict) -> str:
 
 def _index_path(eval_sets: list[str], missing: str, kw: dict) -> str:
     root = os.environ.get("ASSAY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "assay")
-    return os.path.join(root, "decontam", f"index-{_index_key(eval_sets, missing, kw)}.pkl")
+    return os.path.join(root, "decontam", f"index-{_index_key(eval_sets, missing, kw)}.arrays")
+
+
+def write_index(idx: EvalIndex, path: str) -> None:
+    """Write ``idx`` as one file: ``_MAGIC``, the header's length (8 bytes, little-endian), the header
+    (JSON: the index's metadata and each array's dtype, shape and offset), then the arrays, 64-byte aligned."""
+    arrays = {k: np.ascontiguousarray(v) for k, v in idx._arrays.items()}
+    layout, pos = {}, 0
+    for k, a in arrays.items():
+        layout[k] = [a.dtype.str, list(a.shape), pos]
+        pos += -(-a.nbytes // 64) * 64
+    header = json.dumps({"meta": idx._meta, "arrays": layout}).encode()
+    start = -(-(len(_MAGIC) + 8 + len(header)) // 64) * 64
+    with open(path, "wb") as fh:
+        fh.write(_MAGIC + len(header).to_bytes(8, "little") + header)
+        fh.write(b"\0" * (start - fh.tell()))
+        for k, a in arrays.items():
+            assert fh.tell() == start + layout[k][2]
+            fh.write(a.tobytes())
+            fh.write(b"\0" * (-a.nbytes % 64))
+
+
+def _read_on_demand(name: str) -> bool:
+    """Arrays of the cached index that a lookup reads only where a document hits (``_FileArray``)."""
+    return name.startswith("item.") or name.endswith((".hashes", ".owners"))
+
+
+def read_index(path: str) -> EvalIndex:
+    """The index ``write_index`` wrote: the arrays that every lookup reads (prefilter bitmaps, top 32 bits
+    of the n-gram hashes, whole-item tables) mapped read-only from the file (the processes of a machine share
+    their pages), the others read on demand (``_FileArray``). ``ValueError`` when the file is not a complete
+    index of this ``INDEX_FORMAT``."""
+    import mmap
+
+    fh = open(path, "rb", buffering=0)
+    try:
+        head = fh.read(len(_MAGIC) + 8)
+        if len(head) < len(_MAGIC) + 8 or head[: len(_MAGIC)] != _MAGIC:
+            raise ValueError(f"not a decontamination index: {path}")
+        n = int.from_bytes(head[len(_MAGIC):], "little")
+        size = os.fstat(fh.fileno()).st_size
+        if n > size:
+            raise ValueError(f"damaged decontamination index: {path}")
+        try:
+            header = json.loads(fh.read(n))
+        except ValueError as e:  # (UnicodeDecodeError and JSONDecodeError)
+            raise ValueError(f"damaged decontamination index: {path}") from e
+        if not isinstance(header, dict) or header.get("meta", {}).get("format") != INDEX_FORMAT:
+            raise ValueError(f"decontamination index of another format: {path}")
+        start = -(-(len(_MAGIC) + 8 + n) // 64) * 64
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size > start else b""
+        arrays = {}
+        for k, (dtype, shape, off) in header["arrays"].items():
+            dt = np.dtype(dtype)
+            count = int(np.prod(shape, dtype=np.int64))
+            if start + off + count * dt.itemsize > size:
+                raise ValueError(f"truncated decontamination index: {path}")
+            if not count:
+                arrays[k] = np.empty(shape, dt)
+            elif _read_on_demand(k) and len(shape) == 1:
+                arrays[k] = _FileArray(fh.fileno(), start + off, dt, count)
+            else:
+                arrays[k] = np.frombuffer(mm, dtype=dt, count=count, offset=start + off).reshape(shape)
+        idx = EvalIndex.__new__(EvalIndex)
+        idx._set(arrays, header["meta"])
+    except (KeyError, TypeError, AttributeError, IndexError) as e:
+        fh.close()
+        raise ValueError(f"damaged decontamination index: {path}") from e
+    except BaseException:
+        fh.close()
+        raise
+    idx._file = fh  # (open while the index lives: its _FileArrays read from it)
+    return idx
 
 
 def ensure_index_cached(eval_sets: list[str], *, missing: str = "error", **kw) -> bool:
@@ -764,46 +1022,25 @@ def ensure_index_cached(eval_sets: list[str], *, missing: str = "error", **kw) -
     return True
 
 
-def _load_without_gc(fh):
-    """``pickle.load`` with the cyclic garbage collector paused: the index's tens of thousands of items
-    (none of them in a reference cycle) would otherwise start collections that walk every object of
-    the process, about half of the load's time in a worker with its steps' modules imported."""
-    import gc
-    import pickle
-
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return pickle.load(fh)
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def cached_index(eval_sets: list[str], *, missing: str = "error", **kw) -> EvalIndex:
     """``build_index`` with an on-disk cache (``$ASSAY_CACHE_DIR`` or ``~/.cache/assay``/decontam),
     keyed by the parameters and the eval-set files' paths, sizes and modification times, so the
-    tasks of a run and later runs do not rebuild it. Any cache problem falls back to building."""
-    import pickle
-
+    tasks of a run and later runs do not rebuild it; the index is mapped from the file (``read_index``).
+    Any cache problem (a missing, damaged or foreign file, a read-only cache) falls back to building."""
     path = _index_path(eval_sets, missing, kw)
     try:
-        with open(path, "rb") as fh:
-            idx = _load_without_gc(fh)
-        if isinstance(idx, EvalIndex):
-            return idx
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+        return read_index(path)
+    except (OSError, ValueError):
         pass
     idx = build_index(eval_sets, missing=missing, **kw)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            pickle.dump(idx, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        write_index(idx, tmp)
         os.replace(tmp, path)
-    except OSError:
-        pass
-    return idx
+        return read_index(path)
+    except (OSError, ValueError):
+        return idx
 
 
 # ------------------------------------------------------------------------------------------------ step
@@ -867,14 +1104,14 @@ class Decontamination(PipelineStep):
     def check(self, text: str) -> dict:
         """Signals for one text (``decont__*`` keys)."""
         cov, item, mode = self.index.best_match(text[: self.max_chars]) if len(self.index) else (0.0, None, None)
-        it = self.index.items[item] if item is not None else None
         match = cov >= self.min_overlap
+        bench, item_id = self.index.items.info(item) if (item is not None and match) else (None, None)
         return {
             "decont__checked": len(self.index) > 0,
             "decont__match": bool(match),
-            "decont__benchmark": it.benchmark if (it and match) else None,
+            "decont__benchmark": bench,
             "decont__overlap": round(float(cov), 6),
-            "decont__item": it.item_id if (it and match) else None,
+            "decont__item": item_id,
             "decont__mode": mode if match else None,
         }
 

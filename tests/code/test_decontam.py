@@ -266,7 +266,7 @@ def test_index_built_once_before_the_tasks_of_a_run(tmp_path, monkeypatch):
 
     def on_phase(event, i, ex):
         if event == "start":
-            seen.append(sorted(p.name for p in (tmp_path / "cache" / "decontam").glob("*.pkl")))
+            seen.append(sorted(p.name for p in (tmp_path / "cache" / "decontam").glob("*.arrays")))
 
     ex = make_executor("local", [JsonlReader(str(docs)), step], tasks=3, workers=1,
                        logging_dir=str(tmp_path / "logs"), name="signals", settings={"inline_max_input_mb": 1},
@@ -312,8 +312,8 @@ def test_token_codes_and_back_references_equal_their_definitions():
 
 
 def test_cached_index_loads_the_same_index_and_restores_the_collector(tmp_path, monkeypatch):
-    """The cached index (loaded with the garbage collector paused) equals the built one, and the
-    collector's state is as before the load, enabled or not."""
+    """The cached index equals the built one, and loading it leaves the garbage collector's state as it
+    was, enabled or not."""
     import gc
 
     import numpy as np
@@ -366,3 +366,171 @@ def test_only_spaces_differ_and_best_match_on_pages_with_no_break_spaces(step):
     finally:
         D.only_spaces_differ = real
 
+
+
+def _planted_pages(idx, n=40):
+    """Pages built from real eval items of ``idx``: long items with case/spacing edits, whole short items
+    in prose, and a page with part of an item only (below the overlap threshold)."""
+    pages = []
+    step = max(1, len(idx) // n)
+    for i in range(0, len(idx), step):
+        it = idx.items[i]
+        body = "  ".join(it.text.upper().split()) if it.mode == "text" else it.text
+        pages.append(f"Forum post.\n{body}\nThanks, regards.")
+        words = it.text.split()
+        pages.append("Intro words. " + " ".join(words[: max(1, len(words) // 3)]) + " and then unrelated words follow.")
+    for k, table in list(idx.short["text"].items())[:5]:
+        pages.append("Quoted: " + idx.items[next(iter(table.values()))].text + " (end)")
+    return pages
+
+
+@pytest.mark.shared_data
+def test_cached_index_file_round_trips_real_eval_sets(step, tmp_path, monkeypatch):
+    """The cached index (one file of arrays; the hot ones mapped, the others read on demand) equals the
+    built one on real eval sets: the same items, n-gram rows, whole-item tables, and the same best match
+    and step signals on pages planted with real items."""
+    import numpy as np
+
+    from assay.stages.signals import decontam as D
+
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path))
+    built = D.build_index(step.eval_sets)
+    loaded = D.cached_index(step.eval_sets)  # builds, writes, and reads back the file
+    assert list((tmp_path / "decontam").glob("*.arrays"))
+    again = D.cached_index(step.eval_sets)  # read from the cache
+    for idx in (loaded, again):
+        assert isinstance(idx.modes["text"].hashes, D._FileArray)  # not mapped: read where a page hits
+        assert len(idx) == len(built) > 1000 and list(idx.items) == list(built.items)
+        assert idx.short == built.short
+        for mode in ("text", "code"):
+            for f in ("hashes", "items", "top", "bitmap"):
+                assert np.array_equal(np.asarray(getattr(idx.modes[mode], f)), getattr(built.modes[mode], f)), (mode, f)
+        assert np.array_equal(idx.n_windows, built.n_windows)
+    pages = _planted_pages(built)
+    want = [built.best_match(p) for p in pages]
+    assert sum(m[0] >= 0.6 for m in want) >= 30 and any(m[2] == "code" for m in want if m[0] >= 0.6)
+    assert [again.best_match(p) for p in pages] == want
+    ref = Decontamination(step.eval_sets)
+    ref._index = built
+    got = Decontamination(step.eval_sets)
+    got._index = again
+    assert [got.check(p) for p in pages] == [ref.check(p) for p in pages]
+
+
+def test_cache_file_of_another_format_or_damaged_is_rebuilt(tmp_path, monkeypatch):
+    """A cache file that is an old-format pickle, a truncated or garbled file, or an index of another
+    ``INDEX_FORMAT`` at the cache path is not used (nor crashed on): the index is built and the file replaced."""
+    import os
+    import pickle
+
+    from assay.stages.signals import decontam as D
+
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    sets = tmp_path / "sets"
+    sets.mkdir()
+    (sets / "qa.jsonl").write_text(json.dumps({"question": "What is the boiling point of water at sea level in "
+                                               "degrees Celsius under standard pressure?", "answer": "100"}) + "\n")
+    page = "quiz: what is the boiling point of water at sea level in degrees celsius under standard pressure? 100"
+    want = D.build_index([str(sets)]).best_match(page)
+    assert want[0] == 1.0
+    path = D._index_path([str(sets)], "error", {})
+    good = D.cached_index([str(sets)])
+    data = open(path, "rb").read()
+    other = data.replace(b'"format": %d' % D.INDEX_FORMAT, b'"format": %d' % (D.INDEX_FORMAT - 1), 1)
+    assert other != data
+    bad = [pickle.dumps(D.EvalItem("b", "i", "text", "x" * 40)), b"", data[:100], data[: len(data) // 2],
+           data[:8] + b"\xff" * 8 + data[16:], other]
+    builds = []
+    real_build = D.build_index
+    monkeypatch.setattr(D, "build_index", lambda *a, **k: builds.append(1) or real_build(*a, **k))
+    for content in bad:  # (a new file: the cache is replaced, never rewritten in place, as indexes map it)
+        open(path + ".bad", "wb").write(content)
+        os.replace(path + ".bad", path)
+        idx = D.cached_index([str(sets)])
+        assert idx.best_match(page) == want
+        assert open(path, "rb").read() == data  # replaced by a valid index
+    assert len(builds) == len(bad)
+    assert D.cached_index([str(sets)]).best_match(page) == want and len(builds) == len(bad)  # valid: not rebuilt
+    assert good.items == idx.items
+
+
+def test_file_array_reads_equal_numpy_indexing(tmp_path):
+    """``_FileArray`` (the cached index's arrays read on demand) indexes like the numpy array it holds:
+    positions with repeats and gaps in any order, slices, scalars, negative and out-of-range positions."""
+    import numpy as np
+
+    from assay.stages.signals.decontam import _FileArray
+
+    rng = np.random.default_rng(5)
+    for dtype in (np.uint64, np.int32, np.uint8):
+        a = rng.integers(0, 200, size=1000).astype(dtype)
+        p = tmp_path / f"a{np.dtype(dtype).str[1:]}"
+        p.write_bytes(b"x" * 24 + a.tobytes())
+        with open(p, "rb") as fh:
+            fa = _FileArray(fh.fileno(), 24, np.dtype(dtype), len(a))
+            assert len(fa) == 1000 and np.array_equal(np.asarray(fa), a)
+            for rows in ([], [0], [999, 0, 5, 5, 6, 7, 500], rng.integers(0, 1000, size=300)):
+                got = fa[np.asarray(rows, dtype=np.int64)]
+                assert got.dtype == a.dtype and np.array_equal(got, a[np.asarray(rows, dtype=np.int64)])
+            assert np.array_equal(fa[10:20], a[10:20]) and np.array_equal(fa[995:2000], a[995:])
+            assert fa[7] == a[7] and fa[-1] == a[-1]
+            with pytest.raises(IndexError):
+                fa[np.array([1000])]
+            with pytest.raises(IndexError):
+                fa[1000]
+
+
+def test_weighted_windows_equal_the_sliding_window_sum():
+    """The window hashes by shifted multiply-adds per chunk equal the sum over ``sliding_window_view``
+    (mod 2**64), for lengths around the window size and chunk boundaries."""
+    import numpy as np
+
+    from assay.stages.signals import decontam as D
+
+    rng = np.random.default_rng(9)
+    for m in (0, 1, 12, 13, 14, 26, 27, 100, 1000, 9000):
+        vals = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(m % 2)
+        for n in (1, 6, 13, 26):
+            want = np.empty(0, dtype=np.uint64)
+            if m >= n:
+                with np.errstate(over="ignore"):
+                    want = (np.lib.stride_tricks.sliding_window_view(vals, n) * D._COEF[:n]).sum(axis=1, dtype=np.uint64)
+            for chunk in (1, 7, 8192):
+                got = D._weighted_windows(vals, n, chunk)
+                assert got.dtype == np.uint64 and np.array_equal(got, want), (m, n, chunk)
+
+
+@pytest.mark.shared_data
+def test_token_vocabulary_and_short_lengths_on_real_pages(step, shared_data, monkeypatch):
+    """On real extracted pages (and pages planted with whole short items): the lengths of whole-item tables
+    that ``_short_lengths`` scans (token ids) are those whose anchor and further tokens all occur in the page
+    (the definition on token strings), and ``best_match`` is unchanged when the process-wide token
+    vocabulary is restarted before every text (``_VOCAB_MAX``)."""
+    import sys
+    from pathlib import Path
+
+    from assay.stages.signals import decontam as D
+    from assay.stages.web.extract import extract_html
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from _web_data import html_pages
+
+    idx = step.index
+    texts = [t for t in (extract_html(h) for _, h in html_pages(shared_data)[:120]) if t]
+    short = [idx.items[i].text for table in list(idx.short["text"].values())[:6] for i in list(table.values())[:1]]
+    texts += [t[:1500] + "\n" + q + "\n" + t[1500:3000] for t, q in zip(texts, short)]
+    assert len(texts) > 60
+    scanned = 0
+    for t in texts:
+        for mode, toks in (("text", D.short_tokens(t)), ("code", D.code_tokens(t))):
+            prep = D._Prepared(toks, code=(mode == "code"))
+            vocab = set(toks)
+            want = sorted({k for a, by_k in idx._anchor_lengths[mode].items() if a == "" or a in vocab
+                           for k, rests in by_k.items() if any(all(w in vocab for w in r) for r in rests)})
+            assert idx._short_lengths(mode, prep) == want
+            scanned += len(want)
+    assert scanned > 0
+    want = [idx.best_match(t) for t in texts]
+    assert sum(m[0] >= 1.0 for m in want) >= 3
+    monkeypatch.setattr(D, "_VOCAB_MAX", 10)
+    assert [idx.best_match(t) for t in texts] == want
