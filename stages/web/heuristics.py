@@ -46,7 +46,6 @@ _INLINE_CODE_RE = re.compile(r"(`+)[^`\n]+?\1")
 _TABLE_ROW_RE = re.compile(r"^\|.*\|[ \t]*$", re.M)
 
 _STOP_WORDS = frozenset(STOP_WORDS)
-_POLICY_RE = re.compile("|".join(re.escape(p) for p in POLICY_SUBSTRINGS))
 _FINEWEB_STOP_CHARS = tuple(TERMINAL_PUNCTUATION)
 
 GOPHER_TOP_NGRAMS = (2, 3, 4)
@@ -347,7 +346,7 @@ def gopher_quality_signals(text: str, words: list[str] | None = None, table: _Wo
         "alpha_words_ratio": _r(table.per_word(has_alpha_flags).sum() / n_words) if n_words else 0.0,
         # the Gopher paper's reading: whitespace-separated words (punctuation stays attached)
         "alpha_ws_words_ratio": _alpha_ws_ratio(text),
-        "stop_words": len(_STOP_WORDS.intersection(w.lower() for w in table.uniq)),
+        "stop_words": len(_STOP_WORDS.intersection(map(str.lower, table.uniq))),
     }
     return out
 
@@ -425,8 +424,7 @@ _LOREM_FILLER_RE = re.compile(r"lorem\W+ipsum\W+dolor")
 
 def c4_signals(text: str) -> dict:
     """Values behind C4's page/line rules (datatrove C4QualityFilter, split on lines)."""
-    lines = [ln.strip() for ln in text.splitlines()]
-    lines = [ln for ln in lines if ln]
+    lines = list(filter(None, map(str.strip, text.splitlines())))
     n_lines = len(lines)
     kept = 0
     n_sentences = 0
@@ -437,7 +435,7 @@ def c4_signals(text: str) -> dict:
     cited = "[" in text
     text_nc = CITATION_REGEX.sub("", text).lower() if cited else lower
     check_js = "javascript" in text_nc
-    check_policy = _POLICY_RE.search(text_nc) is not None
+    check_policy = _has_policy(text_nc)
     for line in lines:
         if len(line) > 1000 and max(map(len, line.split())) > 1000:
             too_long += 1
@@ -446,7 +444,7 @@ def c4_signals(text: str) -> dict:
         if check_js or check_policy:
             ll = line_nc.lower()
             has_js = check_js and "javascript" in ll
-            has_policy = check_policy and _POLICY_RE.search(ll) is not None
+            has_policy = check_policy and _has_policy(ll)
             js += has_js
             policy += has_policy
             if has_js or has_policy:
@@ -472,9 +470,15 @@ def c4_signals(text: str) -> dict:
     }
 
 
+def _has_policy(text: str) -> bool:
+    """Whether ``text`` holds one of C4's policy phrases (``POLICY_SUBSTRINGS``): one substring search per
+    phrase, several times faster than the search of their alternation (a regex) over a whole page."""
+    return any(map(text.__contains__, POLICY_SUBSTRINGS))
+
+
 def fineweb_signals(text: str, words: list[str] | None = None, short_line_length: int = 30) -> dict:
     """Values behind datatrove's FineWebQualityFilter."""
-    lines = [ln for ln in text.split("\n") if ln.strip() != ""]
+    lines = list(filter(str.strip, text.split("\n")))  # the lines that are not blank
     if not lines:
         return {"line_punct_ratio": 0.0, "short_line_ratio": 0.0, "char_dup_ratio": 0.0, "list_ratio": 0.0}
     words = split_words(text) if words is None else words

@@ -131,3 +131,49 @@ def test_window_groups_equal_pandas_factorize(shared_data):
             codes, counts = H.group_codes(h)
             want, uniques = pd.factorize(h)
             assert np.array_equal(codes, want) and np.array_equal(counts, np.bincount(want, minlength=len(uniques)))
+
+
+def _c4_reference(text: str) -> dict:
+    """C4's line rules line by line as datatrove's C4QualityFilter applies them (the policy phrases by its regex)."""
+    from datatrove.pipeline.filters.c4_filters import CITATION_REGEX, END_PUNCTUATION, POLICY_SUBSTRINGS
+
+    policy_re = re.compile("|".join(map(re.escape, POLICY_SUBSTRINGS)))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    kept = sentences = js = policy = too_long = 0
+    for line in lines:
+        if len(line) > 1000 and max(len(w) for w in line.split()) > 1000:
+            too_long += 1
+            continue
+        nc = CITATION_REGEX.sub("", line)
+        low = nc.lower()
+        js += "javascript" in low
+        policy += policy_re.search(low) is not None
+        if "javascript" in low or policy_re.search(low) or not nc.endswith(END_PUNCTUATION) or nc.endswith("..."):
+            continue
+        if len(line.split()) < 3:
+            continue
+        kept += 1
+        sentences += max(1, len(H._SENT_END_RE.findall(nc)))
+    n = len(lines)
+    return {"n_lines": n, "kept_lines_frac": H._r(kept / n) if n else 0.0, "n_sentences": sentences,
+            "javascript_lines_frac": H._r(js / n) if n else 0.0, "policy_lines_frac": H._r(policy / n) if n else 0.0,
+            "too_long_word_lines": too_long}
+
+
+@pytest.mark.shared_data
+def test_c4_and_fineweb_line_values_equal_the_definitions(shared_data):
+    """C4's line values (policy phrases found by substring search, blank lines dropped by ``filter``) and FineWeb's
+    equal the line-by-line definitions on real texts, with policy, javascript and citation lines mixed in."""
+    extra = "\nWe use cookies to improve this site [1].\nEnable JavaScript to view the Terms of Use, please.\n"
+    n_policy = 0
+    for t in _texts(shared_data)[::2]:
+        for text in (t, t + extra):
+            c = H.c4_signals(text)
+            ref = _c4_reference(text)
+            assert {k: c[k] for k in ref} == ref
+            n_policy += ref["policy_lines_frac"] > 0
+            lines = [ln for ln in text.split("\n") if ln.strip() != ""]
+            if lines:
+                assert H.fineweb_signals(text)["char_dup_ratio"] == H._r(
+                    find_duplicates(lines)[1] / max(len(text.replace("\n", "")), 1))
+    assert n_policy > 10
