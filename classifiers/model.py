@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assay.classifiers.text import Normalization, normalize, prose_view
+from assay.classifiers.text import Normalization, normalize, normalize_all, prose_view
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 SHIPPED = ("web", "code", "stem", "code_corruption", "pdf", "web_ml")
@@ -105,8 +105,13 @@ class QualityModel:
 
     def _positive_probs(self, lines: list[str]) -> np.ndarray:
         out = np.zeros(len(lines), dtype=np.float64)
+        if not lines:
+            return out
+        mnorms = [mnorm for _, mnorm in self._members if mnorm]
+        # each line's member normalisations at once (normalize_all: the steps they share run once)
+        variants = iter(zip(*[normalize_all(t, mnorms) for t in lines]))
         for model, mnorm in self._members:
-            out += _fasttext_positive(model, [normalize(t, mnorm) for t in lines] if mnorm else lines)
+            out += _fasttext_positive(model, list(next(variants)) if mnorm else lines)
         return out / len(self._members)
 
     def score(self, texts: list[str]) -> np.ndarray:

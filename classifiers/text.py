@@ -105,6 +105,50 @@ def normalize(text: str, norm: Normalization | None = None) -> str:
     return text
 
 
+def normalize_all(text: str, norms: list[Normalization]) -> list[str]:
+    """``[normalize(text, n) for n in norms]``, sharing the steps the normalisations have in common: the cut, NFKC,
+    structure tokens and lower-casing once per group of normalisations that agree on them, and the spaces around
+    punctuation once per such group (digits are replaced after it: a digit is a word character and the replacement
+    holds no punctuation, so the two steps commute). An ensemble's members normalise the same line this way."""
+    if not isinstance(text, str):
+        return [""] * len(norms)
+    out: list[str | None] = [None] * len(norms)
+    groups: dict[tuple, list[int]] = {}
+    for i, n in enumerate(norms):
+        if n.digits is not None and _PUNCT.search(n.digits):
+            out[i] = normalize(text, n)  # a replacement with punctuation: the steps do not commute
+        else:
+            groups.setdefault((n.max_chars, n.nfkc, n.structure, n.lowercase), []).append(i)
+    for (max_chars, nfkc, structure, lowercase), idx in groups.items():
+        t = text
+        if max_chars and len(t) > 4 * max_chars:
+            t = t[: 4 * max_chars]
+        if nfkc:
+            t = unicodedata.normalize("NFKC", t)
+        t = t.encode("utf-8", "ignore").decode("utf-8")
+        if structure:
+            t = _structure_tokens(t)
+        if lowercase:
+            t = t.lower()
+        spaced = None
+        for i in idx:
+            n = norms[i]
+            if n.split_punct:
+                if spaced is None:
+                    spaced = split_punct(t)
+                v = spaced
+            else:
+                v = t
+            if n.digits is not None:
+                v = _DIGITS.sub(n.digits, v)
+            v = " ".join(v.split())
+            if max_chars and len(v) > max_chars:
+                cut = v.rfind(" ", 0, max_chars)
+                v = v[: cut if cut > max_chars // 2 else max_chars]
+            out[i] = v
+    return out
+
+
 def n_tokens(text: str) -> int:
     """Whitespace token count: the token weight used by calibration (cheap, tokenizer-free)."""
     if not text:

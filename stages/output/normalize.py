@@ -76,6 +76,7 @@ def fix_text_segments(text: str, cfg) -> str:
         return ftfy.fix_text(text, cfg)  # "auto" changes the config at the first "<": ftfy's own loop
     seg_max = cfg.max_decode_length
     memo = _MEMO.setdefault(cfg, {})
+    fast = _fast_path_config(cfg)
     out = []
     pos = 0
     n = len(text)
@@ -93,12 +94,59 @@ def fix_text_segments(text: str, cfg) -> str:
             seg = text[s:min(s + seg_max, end)]
             fixed = memo.get(seg)
             if fixed is None:
-                fixed = ftfy.fix_and_explain(seg, cfg).text
+                fixed = seg if fast and _unchanged_by_ftfy(seg) else ftfy.fix_and_explain(seg, cfg).text
                 if len(seg) <= _MEMO_SEGMENT_MAX:
                     _memo_put(memo, seg, fixed)
             out.append(fixed)
         pos = end
     return "".join(out)
+
+
+# every character one of ftfy's fixers (of a config with the content-changing fixers off) acts on besides mojibake:
+# C0 controls but tab and line feed (``remove_control_chars``; "\r": ``fix_line_breaks``; ESC: terminal escapes),
+# DEL and the C1 controls (``fix_c1_controls``; U+0085: a line break), U+2028/U+2029 (line breaks), the deprecated
+# format characters U+206A-U+206F, the byte order mark and U+FFF9-U+FFFC (``remove_control_chars``), surrogates
+# (``fix_surrogates``)
+_FTFY_ACTS_ON = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u206a-\u206f\ufeff\ufff9-\ufffc\ud800-\udfff]")
+
+
+def _fast_path_config(cfg) -> bool:
+    """Whether ``_unchanged_by_ftfy`` describes ``cfg``: HTML unescaping, ligature and width folding and quote
+    straightening off (they change ordinary text), NFC normalisation."""
+    return (cfg.unescape_html is False and not cfg.fix_latin_ligatures and not cfg.fix_character_width
+            and not cfg.uncurl_quotes and cfg.normalization == "NFC")
+
+
+def _unchanged_by_ftfy(seg: str) -> bool:
+    """True where ``ftfy.fix_and_explain(seg, cfg).text`` is ``seg`` itself for a ``_fast_path_config`` config,
+    by ftfy's own tests (ftfy 6.3.1, ``fix_and_explain``): one round of its fixers changes nothing, so it stops.
+    ``fix_encoding`` leaves a text alone that is ASCII or not ``is_bad`` (its first check); the C1, line-break,
+    surrogate, terminal-escape and control-character fixers need a character of ``_FTFY_ACTS_ON``; NFC needs a
+    text that is not NFC. Everything else goes through ftfy (tests/output/test_output_real_text.py: the same
+    results on real lines and their mojibake)."""
+    from ftfy.badness import is_bad  # noqa: PLC0415
+    from ftfy.chardata import possible_encoding  # noqa: PLC0415
+
+    return (_FTFY_ACTS_ON.search(seg) is None and unicodedata.is_normalized("NFC", seg)
+            and (possible_encoding(seg, "ascii") or _mojibake_trigger().search(seg) is None or not is_bad(seg)))
+
+
+# characters of which every match of ftfy's mojibake regex (``ftfy.badness.BADNESS_RE``) holds at least one: per
+# alternative of the regex one of its required character classes (tests/output/test_output_normalize.py checks it
+# on the parsed regex). English text with curly quotes, dashes, ellipses, bullets, (c) and (tm) holds none of
+# them, and then ``is_bad`` (a search of every alternative at every character) is known to be False
+_TRIGGER_CATEGORIES = ("c1", "bad", "upper_accented", "lower_accented", "currency", "numeric", "box", "law")
+_TRIGGER_EXTRA = "\u00d9\u0402\u0412\u0413\u0420\u0421\u0392\u0393\u039e\u039f\u201a"  # ÙЂВГРСΒΓΞΟ‚
+_TRIGGER: list = []
+
+
+def _mojibake_trigger() -> re.Pattern:
+    if not _TRIGGER:
+        from ftfy.badness import MOJIBAKE_CATEGORIES  # noqa: PLC0415
+
+        _TRIGGER.append(re.compile("[" + "".join(MOJIBAKE_CATEGORIES[c] for c in _TRIGGER_CATEGORIES)
+                                   + _TRIGGER_EXTRA + "]"))
+    return _TRIGGER[0]
 
 
 # ftfy's result per dirty segment, per config: a pure function of the two, and the lines that need it repeat

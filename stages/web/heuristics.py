@@ -9,7 +9,7 @@ the page is code/math.
 
 Words come from a fast regex splitter (no spaCy/nltk): ``\\w+`` runs (with inner apostrophes) and
 runs of punctuation, as nltk's word tokenizer would split English. Sentences for C4 are counted
-with a terminal-punctuation regex. Duplicate lines/paragraphs use datatrove's helper; the n-gram
+with a terminal-punctuation regex. Duplicate lines/paragraphs are counted as datatrove's helper counts them; the n-gram
 statistics (top 2-4-gram, duplicate 5-10-gram character fractions) follow datatrove's definitions
 on integer word ids and 64-bit window hashes (numpy), several times faster on long pages.
 """
@@ -28,7 +28,6 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.filters.c4_filters import CITATION_REGEX, END_PUNCTUATION, POLICY_SUBSTRINGS
 from datatrove.pipeline.filters.gopher_quality_filter import STOP_WORDS
-from datatrove.pipeline.filters.gopher_repetition_filter import find_duplicates
 from datatrove.utils.text import PUNCTUATION_SET, TERMINAL_PUNCTUATION
 
 from assay.stages.common.codes import first_seen_codes
@@ -39,8 +38,6 @@ from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, TextMemo
 # word-length floor dropped every Hindi, Marathi and Bengali page)
 _WORD_RE = regex.compile(r"\w+(?:['’]\w+)*|[^\w\s]+")
 _SENT_END_RE = re.compile(r"[.!?。！？]+(?=\s|$)")
-_PARA_RE = re.compile(r"\n{2,}")
-_LINE_RE = re.compile(r"\n+")
 
 _FENCE_RE = re.compile(r"^(`{3,})[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
 _DISPLAY_MATH_RE = re.compile(r"\$\$.+?\$\$", re.S)
@@ -49,7 +46,6 @@ _INLINE_CODE_RE = re.compile(r"(`+)[^`\n]+?\1")
 _TABLE_ROW_RE = re.compile(r"^\|.*\|[ \t]*$", re.M)
 
 _STOP_WORDS = frozenset(STOP_WORDS)
-_POLICY_RE = re.compile("|".join(re.escape(p) for p in POLICY_SUBSTRINGS))
 _FINEWEB_STOP_CHARS = tuple(TERMINAL_PUNCTUATION)
 
 GOPHER_TOP_NGRAMS = (2, 3, 4)
@@ -122,8 +118,10 @@ def _r(x: float) -> float:
 
 def _alpha_ws_ratio(text: str) -> float:
     toks = Counter(text.split())
-    n = sum(toks.values())
-    return _r(sum(compress(toks.values(), map(has_alpha, toks))) / n) if n else 0.0
+    if not toks:
+        return 0.0
+    counts = np.fromiter(toks.values(), dtype=np.int64, count=len(toks))
+    return _r(int(counts[has_alpha_flags(list(toks))].sum()) / int(counts.sum()))
 
 
 class _WordTable:
@@ -139,12 +137,12 @@ class _WordTable:
         self.lens = ulen[self.ids] if len(words) else np.zeros(0, dtype=np.int64)
         self._h1 = None
 
-    def per_word(self, fn) -> np.ndarray:
-        """A boolean property computed once per distinct word, spread over all positions."""
+    def per_word(self, flags) -> np.ndarray:
+        """A boolean property computed once per distinct word (``flags(words) -> bool array``, e.g.
+        :func:`has_alpha_flags`), spread over all positions."""
         if not self.uniq:
             return np.zeros(0, dtype=bool)
-        u = np.fromiter(map(fn, self.uniq), dtype=bool, count=len(self.uniq))  # fn returns a bool
-        return u[self.ids]
+        return flags(self.uniq)[self.ids]
 
     def ngram_hashes(self, max_n: int):
         """Yield ``(n, hashes, char_lengths)`` for n = 1..max_n: a 64-bit hash of each window of n
@@ -175,10 +173,27 @@ def group_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     hash table (``pandas.factorize``): the n-gram statistics group every window of a page, and sorting
     them cost several times more. pandas is loaded in every worker anyway (pyarrow's first array imports
     it); imported here on first use, not with this module."""
+    if values.dtype == np.uint64 and _UINT64_TABLE:
+        # pandas.factorize's own hash table, called directly: the same codes, without factorize's checks
+        # of its argument (about half the time of a call on the few hundred windows of a short page)
+        uniques, codes = _UINT64_TABLE[0](len(values)).factorize(values)
+        return codes, np.bincount(codes, minlength=len(uniques))
     import pandas as pd
 
     codes, uniques = pd.factorize(values)
     return codes, np.bincount(codes, minlength=len(uniques))
+
+
+def _uint64_table() -> list:
+    """``[pandas' UInt64HashTable]``, or ``[]`` where this pandas has none (then ``pandas.factorize``)."""
+    try:
+        from pandas._libs.hashtable import UInt64HashTable  # noqa: PLC0415
+    except ImportError:
+        return []
+    return [UInt64HashTable]
+
+
+_UINT64_TABLE = _uint64_table()
 
 
 def _top_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.ndarray | None = None
@@ -216,20 +231,22 @@ def _all_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.
     if not len(positions):
         return 0, positions
     codes, counts = group_codes(h[positions])
-    cand = positions[counts[codes] > 1]
+    repeats = counts[codes] > 1
+    cand = positions[repeats]
     if not len(cand):
         return 0, cand
-    seen: set[int] = set()
+    # the scan on group numbers (equal windows, equal numbers): a byte per group instead of a set of hashes;
+    # a window that does not match moves the scan to the next position, where every later candidate is
+    seen = bytearray(len(counts))
     rep, nxt = 0, 0
-    for pos, g, ln in zip(cand.tolist(), h[cand].tolist(), clen[cand].tolist()):
+    for pos, g, ln in zip(cand.tolist(), codes[repeats].tolist(), clen[cand].tolist()):
         if pos < nxt:
             continue
-        if g in seen:
+        if seen[g]:
             rep += ln
             nxt = pos + n
         else:
-            seen.add(g)
-            nxt = pos + 1
+            seen[g] = 1
     return int(rep), cand
 
 
@@ -277,11 +294,44 @@ has_alpha = _PerWord(_has_alpha).__getitem__  # _has_alpha, remembered per word
 is_non_symbol = _PerWord(_is_non_symbol).__getitem__  # _is_non_symbol, remembered per word
 
 
+def has_alpha_flags(words: list[str]) -> np.ndarray:
+    """``[has_alpha(w) for w in words]`` as a bool array, at C speed for most words: a word of letters only
+    (``str.isalpha``) has one, and so has a word whose letters only lack some ASCII punctuation or digits
+    around them ("word,", "(see", "2nd"); the others (numbers, punctuation, "x86-64") ask :func:`has_alpha`."""
+    flags = np.fromiter(map(str.isalpha, words), dtype=bool, count=len(words))
+    others = np.flatnonzero(~flags)
+    if len(others):
+        rest = [words[i] for i in others.tolist()]
+        core = np.fromiter(map(str.isalpha, map(str.strip, rest, repeat(_ASCII_NON_LETTERS))), dtype=bool,
+                           count=len(rest))
+        flags[others[core]] = True
+        if not core.all():
+            others = others[~core]
+            flags[others] = np.fromiter(map(has_alpha, compress(rest, (~core).tolist())), dtype=bool,
+                                        count=len(others))
+    return flags
+
+
+# ASCII characters that are not letters (str.strip of them leaves a word's letters in place)
+_ASCII_NON_LETTERS = "".join(c for c in map(chr, range(128)) if not c.isalpha())
+
+
+def non_symbol_flags(words: list[str]) -> np.ndarray:
+    """``[is_non_symbol(w) for w in words]`` as a bool array: a word of letters only is not a symbol (no letter
+    is in ``PUNCTUATION_SET``: tests/web/test_web_heuristics.py); the others ask :func:`is_non_symbol`."""
+    flags = np.fromiter(map(str.isalpha, words), dtype=bool, count=len(words))
+    others = ~flags
+    if others.any():
+        flags[others] = np.fromiter(map(is_non_symbol, compress(words, others.tolist())), dtype=bool,
+                                    count=int(others.sum()))
+    return flags
+
+
 def gopher_quality_signals(text: str, words: list[str] | None = None, table: _WordTable | None = None) -> dict:
     """Values behind datatrove's GopherQualityFilter (same definitions)."""
     table = table or _WordTable(split_words(text) if words is None else words)
     n_words = len(table.ids)
-    ns = table.per_word(is_non_symbol)
+    ns = table.per_word(non_symbol_flags)
     n_ns = int(ns.sum())
     lines = text.splitlines() or [""]
     out = {
@@ -293,12 +343,42 @@ def gopher_quality_signals(text: str, words: list[str] | None = None, table: _Wo
         "bullet_lines_ratio": _r(sum(map(str.startswith, map(str.lstrip, lines), repeat(("•", "-")))) / len(lines)),
         "end_ellipsis_lines_ratio": _r(sum(map(str.endswith, map(str.rstrip, lines), repeat(("...", "…"))))
                                        / len(lines)),
-        "alpha_words_ratio": _r(table.per_word(has_alpha).sum() / n_words) if n_words else 0.0,
+        "alpha_words_ratio": _r(table.per_word(has_alpha_flags).sum() / n_words) if n_words else 0.0,
         # the Gopher paper's reading: whitespace-separated words (punctuation stays attached)
         "alpha_ws_words_ratio": _alpha_ws_ratio(text),
-        "stop_words": len(_STOP_WORDS.intersection(w.lower() for w in table.uniq)),
+        "stop_words": len(_STOP_WORDS.intersection(map(str.lower, table.uniq))),
     }
     return out
+
+
+def count_duplicates(items: list[str]) -> tuple[int, int]:
+    """datatrove's ``find_duplicates(items)``: ``(elements, characters)`` of every item after the first of
+    its value. Each distinct value adds (count - 1) elements and (count - 1) times its length: the totals
+    less what the distinct values hold, by C-level set and length sums instead of a loop."""
+    distinct = set(items)
+    return len(items) - len(distinct), sum(map(len, items)) - sum(map(len, distinct))
+
+
+def split_line_runs(text: str) -> list[str]:
+    r"""``re.split(r"\n+", text)``: ``text.split("\n")`` without the empty pieces between consecutive line
+    breaks (the first and the last piece stay, empty or not, as the regex leaves them)."""
+    parts = text.split("\n")
+    if len(parts) < 3:
+        return parts
+    out = [parts[0]]
+    out += filter(None, parts[1:-1])
+    out.append(parts[-1])
+    return out
+
+
+def split_paragraphs(stripped: str) -> list[str]:
+    r"""``re.split(r"\n{2,}", stripped)`` of a text without leading or trailing white space: split at every
+    "\n\n", a run of k line breaks leaves k // 2 - 1 empty pieces (dropped) and, k odd, one "\n" at the start
+    of the piece after it (removed: a regex piece never starts with a line break, as the run before it is
+    maximal); no piece is empty at either end, as the text is stripped."""
+    if "\n\n" not in stripped:
+        return [stripped]
+    return [p[1:] if p[:1] == "\n" else p for p in stripped.split("\n\n") if p]
 
 
 def gopher_repetition_signals(text: str, words: list[str] | None = None, table: _WordTable | None = None) -> dict:
@@ -307,16 +387,16 @@ def gopher_repetition_signals(text: str, words: list[str] | None = None, table: 
     out: dict = {}
     stripped = text.strip()
     n_chars = max(len(text), 1)
-    paragraphs = _PARA_RE.split(stripped) if stripped else []
+    paragraphs = split_paragraphs(stripped) if stripped else []
     if paragraphs:
-        pd, pc = find_duplicates(paragraphs)
+        pd, pc = count_duplicates(paragraphs)
         out["dup_para_frac"] = _r(pd / len(paragraphs))
         out["dup_para_char_frac"] = _r(pc / n_chars)
     else:
         out["dup_para_frac"] = out["dup_para_char_frac"] = 0.0
-    lines = _LINE_RE.split(text) if text else []
+    lines = split_line_runs(text) if text else []
     if lines:
-        ld, lc = find_duplicates(lines)
+        ld, lc = count_duplicates(lines)
         out["dup_line_frac"] = _r(ld / len(lines))
         out["dup_line_char_frac"] = _r(lc / n_chars)
     else:
@@ -326,7 +406,7 @@ def gopher_repetition_signals(text: str, words: list[str] | None = None, table: 
         out[f"top_{n}gram_char_frac"] = 0.0
     for n in GOPHER_DUP_NGRAMS:
         out[f"dup_{n}gram_char_frac"] = 0.0
-    # a window of n words can only repeat where its (n-1)-word prefix repeats: one full sort (n=2),
+    # a window of n words can only repeat where its (n-1)-word prefix repeats: one full grouping (n=2),
     # then each n looks at the positions the previous n left
     positions = None
     for n, h, clen in table.ngram_hashes(max(GOPHER_DUP_NGRAMS)):
@@ -344,8 +424,7 @@ _LOREM_FILLER_RE = re.compile(r"lorem\W+ipsum\W+dolor")
 
 def c4_signals(text: str) -> dict:
     """Values behind C4's page/line rules (datatrove C4QualityFilter, split on lines)."""
-    lines = [ln.strip() for ln in text.splitlines()]
-    lines = [ln for ln in lines if ln]
+    lines = list(filter(None, map(str.strip, text.splitlines())))
     n_lines = len(lines)
     kept = 0
     n_sentences = 0
@@ -356,7 +435,7 @@ def c4_signals(text: str) -> dict:
     cited = "[" in text
     text_nc = CITATION_REGEX.sub("", text).lower() if cited else lower
     check_js = "javascript" in text_nc
-    check_policy = _POLICY_RE.search(text_nc) is not None
+    check_policy = _has_policy(text_nc)
     for line in lines:
         if len(line) > 1000 and max(map(len, line.split())) > 1000:
             too_long += 1
@@ -365,7 +444,7 @@ def c4_signals(text: str) -> dict:
         if check_js or check_policy:
             ll = line_nc.lower()
             has_js = check_js and "javascript" in ll
-            has_policy = check_policy and _POLICY_RE.search(ll) is not None
+            has_policy = check_policy and _has_policy(ll)
             js += has_js
             policy += has_policy
             if has_js or has_policy:
@@ -391,9 +470,15 @@ def c4_signals(text: str) -> dict:
     }
 
 
+def _has_policy(text: str) -> bool:
+    """Whether ``text`` holds one of C4's policy phrases (``POLICY_SUBSTRINGS``): one substring search per
+    phrase, several times faster than the search of their alternation (a regex) over a whole page."""
+    return any(map(text.__contains__, POLICY_SUBSTRINGS))
+
+
 def fineweb_signals(text: str, words: list[str] | None = None, short_line_length: int = 30) -> dict:
     """Values behind datatrove's FineWebQualityFilter."""
-    lines = [ln for ln in text.split("\n") if ln.strip() != ""]
+    lines = list(filter(str.strip, text.split("\n")))  # the lines that are not blank
     if not lines:
         return {"line_punct_ratio": 0.0, "short_line_ratio": 0.0, "char_dup_ratio": 0.0, "list_ratio": 0.0}
     words = split_words(text) if words is None else words
@@ -401,7 +486,7 @@ def fineweb_signals(text: str, words: list[str] | None = None, short_line_length
     return {
         "line_punct_ratio": _r(sum(map(str.endswith, lines, repeat(_FINEWEB_STOP_CHARS))) / len(lines)),
         "short_line_ratio": _r(sum(map(short_line_length.__ge__, map(len, lines))) / len(lines)),
-        "char_dup_ratio": _r(find_duplicates(lines)[1] / no_nl),
+        "char_dup_ratio": _r(count_duplicates(lines)[1] / no_nl),
         "list_ratio": _r(text.count("\n") / len(words)) if words else 0.0,
     }
 

@@ -1,3 +1,5 @@
+import pytest
+
 from assay.classifiers.text import Normalization, n_tokens, normalize
 
 
@@ -60,3 +62,31 @@ def test_prose_view_keeps_the_running_text_of_a_real_page(shared_data):
     assert prose_view(short, 10) is short
     long = "This sentence has enough words in it to count as running prose for the view.\n" * 2
     assert prose_view(long, 10) is long
+
+
+@pytest.mark.shared_data
+def test_normalize_all_equals_one_normalize_per_normalisation(shared_data):
+    """``normalize_all`` (the steps shared by several normalisations run once; digits replaced after the spaces
+    around punctuation) gives exactly ``normalize`` per normalisation: the web model's ensemble members on real
+    text already normalised by the model (what ``QualityModel._positive_probs`` gives them) and on raw real pages
+    (many scripts, digits of other scripts, decomposed accents), for every mix of the options, a digit replacement
+    holding punctuation included (computed apart), and non-string input."""
+    import itertools
+
+    from assay.classifiers.text import normalize_all
+
+    gold = sorted((shared_data / "html/ir_chaos/gold").glob("*.txt"))[::4]
+    raw = [p.read_text(encoding="utf-8", errors="replace") for p in gold]
+    raw += ["١٢٣ ٤٥ abc!! x=1;", "e\u0301t\u00e9 \uff21\uff22 \ufb01n", "word, " * 3000, "", "   \n\t "]
+    base = Normalization(lowercase=True, digits=None, max_chars=8000, nfkc=True, split_punct=False)
+    members = [Normalization(**{**base.to_dict(), **o}) for o in
+               ({"digits": "0", "split_punct": True}, {"split_punct": True}, {"digits": "0"})]
+    texts = raw + [normalize(t, base) for t in raw]
+    norms = [Normalization(lowercase=lc, digits=d, max_chars=mc, nfkc=nf, split_punct=sp, structure=st)
+             for lc, d, mc, nf, sp, st in itertools.product((True, False), (None, "0", "#"), (0, 50, 8000),
+                                                           (True, False), (True, False), (False, True))]
+    for t in texts:
+        assert normalize_all(t, members) == [normalize(t, n) for n in members]
+    for t in texts[::5]:
+        assert normalize_all(t, norms) == [normalize(t, n) for n in norms]
+    assert normalize_all(None, members) == ["", "", ""]

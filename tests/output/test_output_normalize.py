@@ -67,7 +67,7 @@ def test_segment_memo_gives_ftfy_results_and_stays_bounded(monkeypatch):
 
     cfg = N._config()
     lines = ["The cafÃ© serves crÃ¨me brÃ»lÃ©e", "donâ€™t stop", "plain ascii line", "naïve “quotes” – dash…",
-             "x\u0085y\r\nz", "\u2028 separator", "é" * 3000]
+             "x\u0085y\r\nz", "\u2028 separator", "Ã©" * 1500]
     text = "\n".join(lines)
     N._MEMO.clear()
     first = N.fix_text_segments(text, cfg)
@@ -78,9 +78,48 @@ def test_segment_memo_gives_ftfy_results_and_stays_bounded(monkeypatch):
     real = ftfy.fix_and_explain
     monkeypatch.setattr(ftfy, "fix_and_explain", lambda *a, **k: calls.append(1) or real(*a, **k))
     assert N.fix_text_segments(text, cfg) == first
-    assert len(calls) == 1  # only the segment too long to keep
+    assert len(calls) == 1  # only the segment too long to keep (mojibake: ftfy itself, no shortcut)
     monkeypatch.setattr(N, "_MEMO_MAX_CHARS", 10)
     for i in range(5):
         t = f"line {i} “quoted” naïve\n" + text
         assert N.fix_text_segments(t, cfg) == ftfy.fix_text(t, cfg)
     assert N._MEMO_CHARS[0] < 200  # emptied on the way
+
+
+def test_mojibake_trigger_is_in_every_match_of_ftfys_regex():
+    """Every alternative of ftfy's mojibake regex (``BADNESS_RE``, parsed) requires a character of one class that
+    lies wholly inside ``_mojibake_trigger``: so a text without a trigger character is never ``is_bad``, which is
+    what lets ``_unchanged_by_ftfy`` skip the search. Ordinary typography is not a trigger."""
+    import re._constants as C  # noqa: PLC2701
+    import re._parser as P  # noqa: PLC2701
+
+    from ftfy.badness import BADNESS_RE
+
+    from assay.stages.output.normalize import _mojibake_trigger
+
+    trigger = _mojibake_trigger()
+
+    def chars(op, av):  # the characters one required item matches, or None (a category, a negation, "any")
+        if op is C.LITERAL:
+            return {chr(av)}
+        if op is C.IN:
+            out = set()
+            for o, a in av:
+                if o is C.LITERAL:
+                    out.add(chr(a))
+                elif o is C.RANGE:
+                    out.update(map(chr, range(a[0], a[1] + 1)))
+                else:
+                    return None
+            return out
+        if op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] >= 1 and len(av[2]) == 1:
+            return chars(*av[2][0])
+        return None
+
+    (op, (_, branches)), = P.parse(BADNESS_RE.pattern, BADNESS_RE.flags)
+    assert op is C.BRANCH and len(branches) > 30
+    for alt in branches:
+        required = [c for item in alt if (c := chars(*item)) is not None]
+        assert any(all(trigger.fullmatch(ch) for ch in c) for c in required), alt
+    for typography in ("’‘“”–—…•©®™«»·", "plain ascii", "中文字符", "привет мир", "नमस्ते", "αβγ"):
+        assert trigger.search(typography) is None, typography

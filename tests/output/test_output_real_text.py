@@ -102,3 +102,48 @@ def test_line_skipping_ftfy_equals_ftfy_on_real_text(shared_data):
     small = cfg._replace(max_decode_length=7)
     for d in docs[:40] + ["caf\u00c3\u00a9 " * 5 + "\n" + "x" * 20 + "\u00c3\u00a9" * 3]:
         assert fix_text_segments(d, small) == ftfy.fix_text(d, small)
+
+
+def _hplt_lines(shared_data, rows_per_file: int = 25) -> list[str]:
+    """Lines of real web text in 20 languages (HPLT inspection rows: Latin, Greek, Arabic, Devanagari, Bengali)."""
+    import csv
+    import io
+
+    lines = []
+    for path in sorted((shared_data / "quality" / "hplt_inspection").glob("*.tsv.gz")):
+        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
+            rows = list(csv.reader(io.StringIO(f.read()), delimiter="\t"))
+        col = [h.split()[0].lower() if h.strip() else "" for h in rows[0]].index("text_show")
+        for r in rows[1:rows_per_file + 1]:
+            if col < len(r):
+                lines += [ln for ln in r[col].splitlines() if ln.strip()]
+    return lines
+
+
+@pytest.mark.shared_data
+def test_ftfy_shortcut_equals_ftfy_on_real_lines(shared_data):
+    """``_unchanged_by_ftfy`` (the normaliser's shortcut past ftfy for a segment ftfy would return as it is) is
+    only true where ``ftfy.fix_and_explain`` returns the segment unchanged: real lines in 20 languages, the same
+    lines as mojibake (their UTF-8 bytes read as cp1252, Latin-1, cp1251, MacRoman, cp1253, cp1257), decomposed
+    (NFD), with controls; and a line ftfy calls bad always holds a trigger character."""
+    import ftfy
+    from ftfy.badness import is_bad
+
+    from assay.stages.output.normalize import _config, _mojibake_trigger, _unchanged_by_ftfy
+
+    cfg = _config()
+    real = _hplt_lines(shared_data)
+    lines = list(real)
+    for i, ln in enumerate(real[::7]):
+        enc = ("cp1252", "latin-1", "cp1251", "mac_roman", "cp1253", "cp1257")[i % 6]
+        lines.append(ln.encode("utf-8").decode(enc, errors="replace" if i % 2 else "ignore"))
+        lines.append(unicodedata.normalize("NFD", ln))
+        lines.append(ln[:40] + ("\u0085", "\r", "\x1b[1m", "\ufeff", "\u2028", "\x9d")[i % 6] + ln[40:])
+    shortcut = 0
+    for ln in lines:
+        if _unchanged_by_ftfy(ln):
+            shortcut += 1
+            assert ftfy.fix_and_explain(ln, cfg).text == ln, ln
+        if is_bad(ln):
+            assert _mojibake_trigger().search(ln), ln
+    assert len(lines) > 1500 and 0.3 * len(lines) < shortcut < 0.9 * len(lines), shortcut  # both ways are exercised

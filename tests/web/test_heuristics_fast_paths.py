@@ -1,0 +1,179 @@
+"""The fast paths of the classic heuristics (``assay.stages.web.heuristics``) give exactly what the plain
+definitions give, on real texts of ../shared/data: the main text of the ir_chaos pages (many languages and
+scripts), the CS336 line-duplicate fixtures, and pages made repetitive on purpose; each text also as the
+prose view and the label-stripped body that ``web_heuristic_signals`` measures on reference pages."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+from datatrove.pipeline.filters.gopher_repetition_filter import find_duplicates
+from datatrove.utils.text import PUNCTUATION_SET
+
+from assay.stages.web import heuristics as H
+
+
+def _texts(shared_data) -> list[str]:
+    gold = sorted((shared_data / "html/ir_chaos/gold").glob("*.txt"))
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in gold[::3]]
+    fixtures = shared_data / "quality/cs336_fixtures"
+    texts += [p.read_text(encoding="utf-8") for p in sorted(fixtures.glob("documents_with_line_duplicates/*.txt"))]
+    texts.append((fixtures / "high_quality_wiki_reference.txt").read_text(encoding="utf-8"))
+    rng = random.Random(5)
+    repetitive = []
+    for t in texts[:12]:
+        lines = t.splitlines()
+        # the same lines again, some twice, some paragraphs split by runs of 1-5 line breaks
+        picked = [rng.choice(lines) for _ in range(min(60, 2 * len(lines)))] if lines else []
+        repetitive.append("".join(ln + "\n" * rng.randint(1, 5) for ln in lines + picked))
+    texts += repetitive
+    texts += ["", "\n", "\n\n", " \n a \n\n\n b\n", "a\n\n\nb\n\n\n\n\nc", "x " * 50]
+    views = []
+    for t in texts:
+        prose, counts = H.split_prose(t)
+        views += [prose, H.strip_label_lines(prose)]
+    return texts + views
+
+
+def _find_all_duplicate(words: list[str], n: int) -> int:
+    """datatrove's ``find_all_duplicate`` on word sequences (tuples instead of joined strings)."""
+    unique: set = set()
+    rep, idx = 0, 0
+    while idx < len(words) - n + 1:
+        gram = tuple(words[idx:idx + n])
+        if gram in unique:
+            rep += sum(map(len, gram))
+            idx += n
+        else:
+            unique.add(gram)
+            idx += 1
+    return rep
+
+
+def _repetition_reference(text: str) -> dict:
+    """GopherRepetitionFilter's values as datatrove computes them (regex splits, ``find_duplicates``,
+    ``Counter.most_common``, the greedy duplicate scan), n-grams compared as word sequences."""
+    r = H._r
+    out = {}
+    n_chars = max(len(text), 1)
+    stripped = text.strip()
+    paragraphs = re.split(r"\n{2,}", stripped) if stripped else []
+    pd_, pc = find_duplicates(paragraphs) if paragraphs else (0, 0)
+    out["dup_para_frac"] = r(pd_ / len(paragraphs)) if paragraphs else 0.0
+    out["dup_para_char_frac"] = r(pc / n_chars) if paragraphs else 0.0
+    lines = re.split(r"\n+", text) if text else []
+    ld, lc = find_duplicates(lines) if lines else (0, 0)
+    out["dup_line_frac"] = r(ld / len(lines)) if lines else 0.0
+    out["dup_line_char_frac"] = r(lc / n_chars) if lines else 0.0
+    words = H.split_words(text)
+    for n in H.GOPHER_TOP_NGRAMS:
+        grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+        if grams:
+            gram, count = Counter(grams).most_common(1)[0]
+            out[f"top_{n}gram_char_frac"] = r((sum(map(len, gram)) + n - 1) * count / n_chars)
+        else:
+            out[f"top_{n}gram_char_frac"] = 0.0
+    for n in H.GOPHER_DUP_NGRAMS:
+        out[f"dup_{n}gram_char_frac"] = r(_find_all_duplicate(words, n) / n_chars) if len(words) >= n else 0.0
+    return out
+
+
+@pytest.mark.shared_data
+def test_line_and_paragraph_splits_and_duplicate_counts_equal_the_regex_and_datatrove(shared_data):
+    for t in _texts(shared_data):
+        assert H.split_line_runs(t) == re.split(r"\n+", t)
+        stripped = t.strip()
+        if stripped:
+            assert H.split_paragraphs(stripped) == re.split(r"\n{2,}", stripped)
+        for items in (re.split(r"\n+", t), t.split("\n"), H.split_words(t)):
+            assert H.count_duplicates(items) == find_duplicates(items)
+
+
+@pytest.mark.shared_data
+def test_repetition_signals_equal_the_datatrove_definitions(shared_data):
+    texts = _texts(shared_data)
+    assert sum(_repetition_reference(t)["dup_5gram_char_frac"] > 0.1 for t in texts) >= 5  # repetition is tested
+    for t in texts:
+        assert H.gopher_repetition_signals(t) == _repetition_reference(t), t[:80]
+
+
+@pytest.mark.shared_data
+def test_word_flags_equal_their_definitions(shared_data):
+    """``has_alpha_flags`` / ``non_symbol_flags`` (``str.isalpha`` and ``str.strip`` shortcuts) equal
+    ``any(c.isalpha())`` / ``any(c not in PUNCTUATION_SET)`` on the words and whitespace tokens of real
+    texts, on every code point as a one-character word, and on words mixing numerals and punctuation."""
+    assert not any(c.isalpha() for c in PUNCTUATION_SET)  # what non_symbol_flags relies on
+    chars = [chr(i) for i in range(0x110000) if not 0xD800 <= i <= 0xDFFF]
+    tricky = ["²³", "x²", "Ⅻ", "Ⅻa", "_1", "1_a", "--", "-a-", "…", "don't", "٣٤", "٣x", "", "’’", "a’", "(2nd)",
+              "x86-64", "１", "a１", "((", "«ok»", "'s", "x" * 30 + "²"]
+    lists = [chars, tricky]
+    for t in _texts(shared_data)[::4]:
+        lists += [list(dict.fromkeys(H.split_words(t))), list(dict.fromkeys(t.split()))]
+    for words in lists:
+        assert H.has_alpha_flags(words).tolist() == [any(c.isalpha() for c in w) for w in words]
+        assert H.non_symbol_flags(words).tolist() == [any(c not in PUNCTUATION_SET for c in w) for w in words]
+        for w in words[:300]:
+            assert H._alpha_ws_ratio(w + " " + w) == (1.0 if any(c.isalpha() for c in w) else 0.0)
+
+
+@pytest.mark.shared_data
+def test_window_groups_equal_pandas_factorize(shared_data):
+    """``group_codes`` on n-gram hashes (pandas' hash table called directly) equals ``pandas.factorize``."""
+    import pandas as pd
+
+    for t in _texts(shared_data)[:40]:
+        table = H._WordTable(H.split_words(t))
+        for n, h, _ in table.ngram_hashes(4):
+            codes, counts = H.group_codes(h)
+            want, uniques = pd.factorize(h)
+            assert np.array_equal(codes, want) and np.array_equal(counts, np.bincount(want, minlength=len(uniques)))
+
+
+def _c4_reference(text: str) -> dict:
+    """C4's line rules line by line as datatrove's C4QualityFilter applies them (the policy phrases by its regex)."""
+    from datatrove.pipeline.filters.c4_filters import CITATION_REGEX, END_PUNCTUATION, POLICY_SUBSTRINGS
+
+    policy_re = re.compile("|".join(map(re.escape, POLICY_SUBSTRINGS)))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    kept = sentences = js = policy = too_long = 0
+    for line in lines:
+        if len(line) > 1000 and max(len(w) for w in line.split()) > 1000:
+            too_long += 1
+            continue
+        nc = CITATION_REGEX.sub("", line)
+        low = nc.lower()
+        js += "javascript" in low
+        policy += policy_re.search(low) is not None
+        if "javascript" in low or policy_re.search(low) or not nc.endswith(END_PUNCTUATION) or nc.endswith("..."):
+            continue
+        if len(line.split()) < 3:
+            continue
+        kept += 1
+        sentences += max(1, len(H._SENT_END_RE.findall(nc)))
+    n = len(lines)
+    return {"n_lines": n, "kept_lines_frac": H._r(kept / n) if n else 0.0, "n_sentences": sentences,
+            "javascript_lines_frac": H._r(js / n) if n else 0.0, "policy_lines_frac": H._r(policy / n) if n else 0.0,
+            "too_long_word_lines": too_long}
+
+
+@pytest.mark.shared_data
+def test_c4_and_fineweb_line_values_equal_the_definitions(shared_data):
+    """C4's line values (policy phrases found by substring search, blank lines dropped by ``filter``) and FineWeb's
+    equal the line-by-line definitions on real texts, with policy, javascript and citation lines mixed in."""
+    extra = "\nWe use cookies to improve this site [1].\nEnable JavaScript to view the Terms of Use, please.\n"
+    n_policy = 0
+    for t in _texts(shared_data)[::2]:
+        for text in (t, t + extra):
+            c = H.c4_signals(text)
+            ref = _c4_reference(text)
+            assert {k: c[k] for k in ref} == ref
+            n_policy += ref["policy_lines_frac"] > 0
+            lines = [ln for ln in text.split("\n") if ln.strip() != ""]
+            if lines:
+                assert H.fineweb_signals(text)["char_dup_ratio"] == H._r(
+                    find_duplicates(lines)[1] / max(len(text.replace("\n", "")), 1))
+    assert n_policy > 10
