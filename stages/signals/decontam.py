@@ -313,7 +313,7 @@ class _Vocab:
 
 
 _VOCAB = _Vocab()
-_VOCAB_MAX = 100_000  # tokens kept between texts (about 13 MiB); more: the next text starts a new vocabulary
+_VOCAB_MAX = 30_000  # tokens kept between texts (about 4 MiB); more: the next text starts a new vocabulary
 
 
 def _bound_vocab() -> None:
