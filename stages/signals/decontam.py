@@ -425,7 +425,8 @@ def _spans(text: str, size: int, stop: int | None = None) -> Iterator[tuple[int,
     is a combining one, and every one stays whitespace; a line-break hyphen lies before a whitespace run, here
     a letter or digit does) and so is its ``str.lower`` (a final sigma looks past case-ignorable characters
     only, which whitespace is not)."""
-    pos, n = 0, len(text) if stop is None else max(0, min(stop, len(text)))
+    pos, n = 0, len(range(len(text))[:stop])  # (the length of text[:stop], not copied)
+    size = max(1, size)
     while pos < n:
         end, at = n, pos + size
         while at < n:

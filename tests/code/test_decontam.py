@@ -566,8 +566,9 @@ def test_spans_keep_the_tokens_and_the_normalised_text(shared_data):
             assert "".join(D.normalize_prose(p).lower() for p in parts) == whole
             for pat in (D._TEXT_TOKEN, D._CODE_TOKEN):
                 assert [t for s, e in spans for t in pat.findall(text, s, e)] == pat.findall(text)
-            stop = len(text) // 3
-            assert "".join(text[s:e] for s, e in D._spans(text, size, stop)) == text[:stop]
+            for stop in (len(text) // 3, -5, 0, None):
+                assert "".join(text[s:e] for s, e in D._spans(text, size, stop)) == text[:stop]
+    assert list(D._spans("ab cd ef", 0)) == [(0, 2), (2, 5), (5, 8)]  # (a span is never empty)
 
 
 @pytest.mark.shared_data
