@@ -583,6 +583,14 @@ def _check_deadline(deadline: "_Deadline | None") -> None:
 _WALK_SELECTOR = 'pre, code, kbd, samp, tt, table, img[alt], figcaption, input[type="password" i]'
 
 
+# a table holding one of these is a layout table
+_TABLE_LAYOUT = "table, pre, ul, ol, form, iframe"
+# outside foreign content (<svg>, <math>: their elements may be named "td" anywhere, a <caption> included) and
+# templates, the HTML parser puts every td/th of a table without nested tables in a tr, and no tr in a tr: such
+# a table's rows are read in one query (``_Rewriter._table_rows``)
+_TABLE_LAYOUT_OR_FOREIGN = _TABLE_LAYOUT + ", svg, math, template"
+
+
 class _Rewriter:
     def __init__(self, tree: "HTMLTree", html: str = "", deadline: "_Deadline | None" = None):
         self.tree = tree
@@ -758,21 +766,26 @@ class _Rewriter:
 
     # -- code ------------------------------------------------------------------------------------
     @staticmethod
-    def _language(el) -> str:
-        cand = []
+    def _language_candidates(el):
+        """The attribute strings ``_language`` reads, in its order: the element's ``<code>`` child, the
+        element, and two ancestors; made one at a time (most blocks name their language on the first two,
+        and each ancestor costs a node object)."""
+        inner = el.query_selector("code")
+        if inner is not None:
+            yield (inner.getattr("class") or "") + " " + (inner.getattr("data-lang") or "")
         node = el
-        for _ in range(3):  # the element, its <code> child, and two ancestors
+        for _ in range(3):
             if node is None:
                 break
-            cand.append((node.getattr("class") or "") + " " + (node.getattr("data-lang") or "")
-                        + " " + (node.getattr("data-language") or "") + " " + (node.getattr("lang") or ""))
+            yield ((node.getattr("class") or "") + " " + (node.getattr("data-lang") or "")
+                   + " " + (node.getattr("data-language") or "") + " " + (node.getattr("lang") or ""))
             node = node.parent if hasattr(node, "parent") else None
             if node is not None and not hasattr(node, "getattr"):
                 break
-        inner = el.query_selector("code")
-        if inner is not None:
-            cand.insert(0, (inner.getattr("class") or "") + " " + (inner.getattr("data-lang") or ""))
-        for c in cand:
+
+    @staticmethod
+    def _language(el) -> str:
+        for c in _Rewriter._language_candidates(el):
             for m in _LANG_CLASS_RE.finditer(c):
                 lang = m.group(2).lower().strip(".;")
                 if not lang or lang in ("none", "block", "wrapper", "container", "text-wrapper"):
@@ -854,8 +867,8 @@ class _Rewriter:
                 continue
             has_br = any_br and c.query_selector("br") is not None
             txt = self._code_text(c) if has_br else (c.text or "")
-            lines = [ln for ln in txt.split("\n") if ln.strip()]
-            if len(lines) >= 2:
+            # two or more non-blank lines: a block (a text without a line break is one line)
+            if "\n" in txt and sum(1 for ln in txt.split("\n") if ln.strip()) >= 2:
                 lang = self._language(c)
                 fence = "```"
                 while fence in txt:
@@ -880,26 +893,16 @@ class _Rewriter:
             _check_deadline(self.deadline)
             if t.parent is None or not doc.contains(t):
                 continue
-            if t.query_selector("table, pre, ul, ol, form, iframe") is not None:
+            # one query for the layout test and the test for foreign content (``_TABLE_LAYOUT_OR_FOREIGN``)
+            hit = t.query_selector(_TABLE_LAYOUT_OR_FOREIGN)
+            if hit is not None and t.query_selector(_TABLE_LAYOUT) is not None:
                 continue  # layout table: let the extractor linearise it
             # no nested table (checked above), so every row and cell below belongs to this table
-            rows = []
-            width = 0
-            ok = True
-            for tr in t.query_selector_all("tr").values():
-                cells = []
-                for cell in tr.query_selector_all("td, th").values():
-                    txt = " ".join((cell.text or "").split()).replace("|", "\\|")
-                    if len(txt) > 400:
-                        ok = False  # a cell holding a paragraph: a layout table
-                        break
-                    cells.append(txt)
-                if not ok:
-                    break
-                if any(cells):
-                    rows.append(cells)
-                    width = max(width, len(cells))
-            if not ok or len(rows) < 2 or width < 2:
+            rows = self._table_rows(t, hit is None)
+            if rows is None:
+                continue  # a cell holding a paragraph: a layout table
+            width = max((len(r) for r in rows), default=0)
+            if len(rows) < 2 or width < 2:
                 continue
             lines = []
             for i, r in enumerate(rows):
@@ -916,6 +919,40 @@ class _Rewriter:
                 t.replace_with(p)
             except Exception:  # noqa: BLE001
                 pass
+
+    @staticmethod
+    def _table_rows(t, flat: bool) -> list[list[str]] | None:
+        """The non-empty rows of table ``t`` (no nested table) as lists of cell texts (whitespace folded, "|"
+        escaped), or None when a cell holds over 400 characters. ``flat``: the cells of a row are the td/th
+        that follow its tr in one document-order query of "tr, td, th" (what the HTML parser builds);
+        otherwise one query of the tr's cells per row."""
+        rows = []
+        if flat:
+            cells = None
+            for el in t.query_selector_all("tr, td, th").values():
+                if el.tag == "tr":
+                    if cells:
+                        rows.append(cells)
+                    cells = []
+                    continue
+                txt = " ".join((el.text or "").split()).replace("|", "\\|")
+                if len(txt) > 400:
+                    return None
+                if cells is not None:
+                    cells.append(txt)
+            if cells:
+                rows.append(cells)
+            return [r for r in rows if any(r)]
+        for tr in t.query_selector_all("tr").values():
+            cells = []
+            for cell in tr.query_selector_all("td, th").values():
+                txt = " ".join((cell.text or "").split()).replace("|", "\\|")
+                if len(txt) > 400:
+                    return None
+                cells.append(txt)
+            if any(cells):
+                rows.append(cells)
+        return rows
 
     def unwrap_layout_lists(self) -> bool:
         """Turn the lists that lay out a documentation page into plain blocks: a ``<ul>``/``<ol>`` with an
@@ -1947,6 +1984,18 @@ def _drop_trailing_labels(lines: list[str], total: int) -> list[str]:
     return lines if end == len(lines) else lines[:end]
 
 
+def _teaser_heading_at(lines: list[str], start: int) -> int | None:
+    """Index of the first teaser heading (``_TEASER_HEADING_RE``, a line of at most ``_TEASER_HEADING_MAX``
+    characters) at or after ``start``; None if none. Only the lines below the story's end are read (the
+    headings above it never cut)."""
+    for i in range(start, len(lines)):
+        ln = lines[i]
+        if (0 < len(ln) <= 2 * _TEASER_HEADING_MAX and len(s := ln.strip()) <= _TEASER_HEADING_MAX and s
+                and _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP))):
+            return i
+    return None
+
+
 def _cut_teaser_tail(text: str, html: str = "") -> str:
     """Drop photo galleries (``_drop_galleries``), what follows a teaser heading ("You might also like",
     "Related stories", ...) or begins a list of teaser cards with bylines (``_teaser_cards_start``) once the
@@ -1958,13 +2007,10 @@ def _cut_teaser_tail(text: str, html: str = "") -> str:
     lines = _drop_galleries(split)
     prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
     total = sum(prose)
-    heads = [i for i, ln in enumerate(lines) if 0 < len(ln) <= 2 * _TEASER_HEADING_MAX
-             and len(s := ln.strip()) <= _TEASER_HEADING_MAX and s
-             and _TEASER_HEADING_RE.fullmatch(s.strip(_CHROME_STRIP))]
     if total >= 300:
         # the first teaser heading below the story, or the first card of a teaser list, whichever is higher
         end = _story_end(prose, total)
-        cuts = [i for i in (next((h for h in heads if h >= end), None), _teaser_cards_start(lines, prose, end),
+        cuts = [i for i in (_teaser_heading_at(lines, end), _teaser_cards_start(lines, prose, end),
                             _ranked_list_start(lines, end), _author_bio_start(lines, prose, end)) if i is not None]
         if cuts:
             i = min(cuts)
