@@ -16,4 +16,4 @@ __all__ = ["__version__"]
 
 from assay import _deferred  # noqa: E402
 
-_deferred.install()  # huggingface_hub's file system client, imported by datatrove.io but not used by assay
+_deferred.install()  # huggingface_hub's file system client (datatrove.io) and Hub writers (datatrove writers): unused by assay

@@ -18,6 +18,7 @@ Nothing changes where ``datatrove.io`` or ``huggingface_hub.hf_file_system`` was
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 
@@ -86,9 +87,93 @@ class _DatatroveIoFinder:
         return spec
 
 
+# ------------------------------------------------------------------------------------------------------------------
+# datatrove.pipeline.writers: its __init__ ends with ``from .huggingface import HuggingFaceBucketWriter,
+# HuggingFaceDatasetWriter``, and that module imports huggingface_hub's Hub client at its top (``create_commit``,
+# ``create_repo``, ...: hf_api, httpx, anyio; about 0.3 CPU-s in each process that imports any datatrove writer or
+# filter, which is the main process and the forkserver of every run). assay writes no Hub dataset, so while the
+# package runs its __init__ the submodule is a placeholder, and afterwards the names it gave the package are module
+# attributes loaded on first use (PEP 562 ``__getattr__``): ``from datatrove.pipeline.writers import
+# HuggingFaceDatasetWriter`` and ``datatrove.pipeline.writers.huggingface`` give the real class and module, imported
+# then; ``import datatrove.pipeline.writers.huggingface`` imports it as usual.
+
+_WRITERS = "datatrove.pipeline.writers"
+_HF_WRITERS = _WRITERS + ".huggingface"
+
+
+class _Placeholder:
+    """What the placeholder module gives for every name while the package's __init__ runs."""
+
+
+class _PlaceholderModule:
+    def __init__(self, name: str):
+        self.__name__ = name
+        self.__spec__ = None
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Placeholder
+
+
+def _lazy_getattr(package, deferred: frozenset):
+    def __getattr__(name: str):
+        if name != "huggingface" and name not in deferred:
+            raise AttributeError(f"module {package.__name__!r} has no attribute {name!r}")
+        module = importlib.import_module(_HF_WRITERS)  # sets package.huggingface
+        for k in deferred:
+            setattr(package, k, getattr(module, k))
+        return module if name == "huggingface" else getattr(module, name)
+
+    return __getattr__
+
+
+class _DatatroveWritersFinder:
+    """A ``sys.meta_path`` finder for ``datatrove.pipeline.writers`` only (once): the package is found and loaded as
+    usual, with a placeholder for its ``huggingface`` submodule while its __init__ runs."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != _WRITERS:
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module") or _HF_WRITERS in sys.modules:
+            return spec
+        exec_module = loader.exec_module
+
+        def exec_with_placeholder(module) -> None:
+            sys.modules[_HF_WRITERS] = _PlaceholderModule(_HF_WRITERS)
+            try:
+                exec_module(module)
+            finally:
+                if isinstance(sys.modules.get(_HF_WRITERS), _PlaceholderModule):
+                    del sys.modules[_HF_WRITERS]
+                ns = vars(module)
+                if isinstance(ns.get("huggingface"), _PlaceholderModule):
+                    del ns["huggingface"]
+            deferred = frozenset(k for k, v in ns.items() if v is _Placeholder)
+            if not deferred:
+                return
+            if "__getattr__" in ns:  # the package defines its own: no deferral, the real names now
+                real = importlib.import_module(_HF_WRITERS)
+                ns.update({k: getattr(real, k) for k in deferred})
+                return
+            for k in deferred:
+                del ns[k]
+            ns["__getattr__"] = _lazy_getattr(module, deferred)
+
+        loader.exec_module = exec_with_placeholder
+        return spec
+
+
 def install() -> None:
-    """Defer ``huggingface_hub``'s file system import (above), unless ``datatrove.io`` or it is loaded already."""
-    if "datatrove.io" in sys.modules or _HF_FS_MODULE in sys.modules:
-        return
-    if not any(isinstance(f, _DatatroveIoFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _DatatroveIoFinder())
+    """Defer ``huggingface_hub``'s file system import and datatrove's Hub writers (above and below), each unless
+    the module it concerns is loaded already."""
+    if not ("datatrove.io" in sys.modules or _HF_FS_MODULE in sys.modules):
+        if not any(isinstance(f, _DatatroveIoFinder) for f in sys.meta_path):
+            sys.meta_path.insert(0, _DatatroveIoFinder())
+    if not (_WRITERS in sys.modules or _HF_WRITERS in sys.modules):
+        if not any(isinstance(f, _DatatroveWritersFinder) for f in sys.meta_path):
+            sys.meta_path.insert(0, _DatatroveWritersFinder())

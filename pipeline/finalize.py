@@ -20,7 +20,8 @@ def finalize_run(run_dir: str | Path) -> dict:
     run_dir = Path(run_dir)
     # the decide tasks' shared staging parent (each rank removed its own folder inside it)
     shutil.rmtree(run_dir / ".staging", ignore_errors=True)
-    data = yaml.safe_load((run_dir / "recipe.resolved.yaml").read_text())
+    # libyaml's safe loader when built: the same values, 0.06 -> 0.01 CPU-s on a default recipe
+    data = yaml.load((run_dir / "recipe.resolved.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     recipe = recipe_from_dict(data)
     manifest = build_manifest(
         run_dir,

@@ -225,14 +225,16 @@ class SignalStoreWriter(PipelineStep):
     name = "signal store writer"
     type = "💾 - STORE"
 
-    def __init__(self, output_folder: str, *, rows_per_part: int = 2000, text_bytes_per_part: int = 4 << 20,
+    def __init__(self, output_folder: str, *, rows_per_part: int = 2000, text_bytes_per_part: int = 1 << 20,
                  schema: Mapping[str, str] | None = None):
         super().__init__()
         self.output_folder = str(output_folder)
         self.rows_per_part = rows_per_part
         # a part also closes once its texts reach this many characters, so a few huge pages (a
-        # single-page API manual) never hold thousands of rows of text in a worker's memory; 4 Mi characters
-        # (was 16): the largest process of bench_e2e's 5x run 476 -> 461 MiB, outputs identical cell by cell
+        # single-page API manual) never hold thousands of rows of text in a worker's memory; 1 Mi characters
+        # (was 16, then 4): writing a part briefly takes about 8x its text (Arrow conversion, then Parquet
+        # encoding: +30 MiB for a 3.7 Mi-character part), and a signals worker's last flush was its peak on
+        # bench_e2e's set-I documentation (285 -> 314 MiB); outputs identical cell by cell
         self.text_bytes_per_part = text_bytes_per_part
         self.schema = None if schema is None else full_schema(schema)
 

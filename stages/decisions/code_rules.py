@@ -34,8 +34,8 @@ def _read(path: Path) -> CodeRuleFile:
     import yaml
     from pydantic import ValidationError
 
-    with open(path, encoding="utf-8") as f:
-        data = yaml.safe_load(f) or {}
+    with open(path, encoding="utf-8") as f:  # libyaml's safe loader when built (same values, 6x faster)
+        data = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     try:
         return CodeRuleFile.model_validate(data)
     except ValidationError as err:

@@ -44,3 +44,40 @@ def test_nothing_deferred_when_the_hub_file_system_came_first(tmp_path):
         print(io.HfFileSystem is huggingface_hub.hf_file_system.HfFileSystem)
         """, tmp_path)
     assert out.strip() == "True"
+
+
+def test_datatrove_writers_load_without_the_hub_client_and_give_the_real_classes_on_use(tmp_path):
+    """datatrove's writers and filters (every step module of a run imports them) load without
+    ``datatrove.pipeline.writers.huggingface`` and the Hub client it imports; its names are the real class
+    and module when used: attribute, ``from ... import``, subclassing, ``import ... .huggingface``."""
+    out = _run("""
+        import sys
+        import assay.pipeline.executors
+        import datatrove.pipeline.filters  # imports datatrove.pipeline.writers
+        import datatrove.pipeline.writers as w
+        print("deferred", "datatrove.pipeline.writers.huggingface" not in sys.modules,
+              "huggingface_hub.hf_api" not in sys.modules, w.JsonlWriter.__module__)
+        from datatrove.pipeline.writers import HuggingFaceDatasetWriter
+        import datatrove.pipeline.writers.huggingface as real
+        print("real", HuggingFaceDatasetWriter is real.HuggingFaceDatasetWriter,
+              w.HuggingFaceBucketWriter is real.HuggingFaceBucketWriter, w.huggingface is real)
+        class Mine(HuggingFaceDatasetWriter):
+            pass
+        print("subclass", issubclass(Mine, real.ParquetWriter))
+        try:
+            w.NoSuchWriter
+        except AttributeError as e:
+            print("missing", "NoSuchWriter" in str(e))
+        """, tmp_path)
+    assert out.split("\n")[:4] == ["deferred True True datatrove.pipeline.writers.jsonl", "real True True True",
+                                    "subclass True", "missing True"]
+
+
+def test_hub_writers_imported_first_are_left_as_they_are(tmp_path):
+    out = _run("""
+        import datatrove.pipeline.writers.huggingface as real
+        import assay.pipeline.executors
+        import datatrove.pipeline.writers as w
+        print(w.HuggingFaceDatasetWriter is real.HuggingFaceDatasetWriter, "__getattr__" not in vars(w))
+        """, tmp_path)
+    assert out.strip() == "True True"

@@ -85,3 +85,32 @@ def test_rows_to_table_fast_path_equals_coerce():
             if problem:
                 problems.append(f"{k}:{problem}")
         assert row[ISSUES_COLUMN] == (",".join(problems) or None)
+
+
+def test_default_parts_close_after_one_mebi_character_of_text_and_read_back_the_same(tmp_path, shared_data):
+    """Real pages: the default writer closes a part once its texts reach 1 Mi characters (a part's Arrow
+    table and Parquet encoding briefly take about 8x its text: a signals worker's final flush was its peak),
+    and the parts read back exactly as one big part does, row by row and cell by cell."""
+    import polars as pl
+
+    pages = sorted((shared_data / "html").rglob("*.html"))
+    docs, chars = [], 0
+    for i, p in enumerate(pages * 4):
+        text = p.read_text(encoding="utf-8", errors="replace")
+        docs.append(Document(text=text, id=f"p{i}", metadata={"source": "web", "doc__chars": len(text)}))
+        chars += len(text)
+        if chars > 3 * 2**20:
+            break
+    assert chars > 3 * 2**20, "the shared html pages hold too little text for this test"
+    split, whole = tmp_path / "split", tmp_path / "whole"
+    schema = {"doc__chars": "int"}
+    assert [d.id for d in SignalStoreWriter(str(split), schema=schema).run(iter(docs), rank=0)] == [d.id for d in docs]
+    list(SignalStoreWriter(str(whole), schema=schema, text_bytes_per_part=1 << 30).run(iter(docs), rank=0))
+    parts = list_parts(split)
+    assert len(parts) >= 3 and len(list_parts(whole)) == 1
+    for part in parts[:-1]:  # each closed at the cap: at most the cap plus its last page
+        texts = pl.read_parquet(part, columns=["text"])["text"].str.len_chars()
+        assert texts.sum() >= 2**20 and texts.sum() - texts[-1] < 2**20
+    back = [d for d in SignalStoreReader(str(split), by_writer_rank=True).run(None, rank=0)]
+    assert [(d.id, d.text) for d in back] == [(d.id, d.text) for d in docs]
+    assert read_signals(split).equals(read_signals(whole))
