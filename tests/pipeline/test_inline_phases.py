@@ -282,3 +282,48 @@ def test_inline_phase_asks_the_collector_for_its_freeze_once(tmp_path, monkeypat
     assert ex.ran_inline and len(seen) == 4 and min(seen) > 0  # every task ran with the objects frozen
     assert len(calls) == 1
     assert real() == 0
+
+
+def _release_log(tmp_path, monkeypatch, grow_mib: int) -> tuple[list[int], list[int]]:
+    """Run a 4-task inline phase whose every task keeps ``grow_mib`` MiB alive; return the tasks done at each
+    ``release_memory`` call and the tasks run."""
+    import assay.pipeline.executors as ex_mod
+
+    done: list[int] = []
+    released: list[int] = []
+    held: list[bytearray] = []
+
+    def step(data, rank=0, world_size=1):
+        yield from data or ()
+        if grow_mib:
+            held.append(bytearray(b"\x01") * (grow_mib << 20))  # written: resident, not just mapped
+        done.append(rank)
+
+    real = ex_mod.release_memory
+    monkeypatch.setattr(ex_mod, "release_memory", lambda: (released.append(len(done)), real()))
+    inputs = _inputs(tmp_path / "in")
+    ex = make_executor(
+        "local", [JsonlReader(str(inputs)), step], tasks=4, workers=2, logging_dir=str(tmp_path / "logs"), name="t",
+        settings={"inline_max_input_mb": 1}, inline_inputs=[str(inputs)],
+    )
+    run_phases([ex])
+    assert ex.ran_inline
+    return released, done
+
+
+def test_inline_phase_releases_memory_after_a_task_that_grew_the_process(tmp_path, monkeypatch):
+    """A task that left the process RELEASE_GROWTH_BYTES bigger is followed by a release (the decide phase's
+    ranks take well under the once-a-second pace), and every inline phase releases once when it ends."""
+    from assay.pipeline.executors import RELEASE_GROWTH_BYTES, resident_bytes
+
+    assert resident_bytes() > 0
+    grow = (RELEASE_GROWTH_BYTES >> 20) + 8
+    released, done = _release_log(tmp_path, monkeypatch, grow)
+    assert len(done) == 4
+    assert released == [1, 2, 3, 4, 4]  # after each growing task, then once at the phase's end
+
+
+def test_inline_phase_of_small_tasks_releases_memory_once_at_its_end(tmp_path, monkeypatch):
+    released, done = _release_log(tmp_path, monkeypatch, 0)
+    assert len(done) == 4
+    assert released[-1] == 4 and len(released) <= 2  # the end; a second only if a task took over a second
