@@ -80,72 +80,54 @@ def prose_view(text: str, min_words: int) -> str:
 def normalize(text: str, norm: Normalization | None = None) -> str:
     """Return a single-line, normalised version of ``text`` (fastText predicts one line at a time).
 
-    Never raises on odd input: ``None`` and non-strings become ``""``; lone surrogates are dropped.
+    In order: cut to ``4 * max_chars`` (bounds the work before the regexes), NFKC, lone surrogates dropped,
+    structure tokens, lower-casing, digits replaced, spaces around punctuation, white space collapsed, cut to
+    ``max_chars`` at a space. Never raises on odd input: ``None`` and non-strings become ``""``.
     """
-    norm = norm or Normalization()
-    if not isinstance(text, str):
-        return ""
-    if norm.max_chars and len(text) > 4 * norm.max_chars:
-        text = text[: 4 * norm.max_chars]  # bound the work before the regexes
-    if norm.nfkc:
-        text = unicodedata.normalize("NFKC", text)
-    text = text.encode("utf-8", "ignore").decode("utf-8")
-    if norm.structure:
-        text = _structure_tokens(text)
-    if norm.lowercase:
-        text = text.lower()
-    if norm.digits is not None:
-        text = _DIGITS.sub(norm.digits, text)
-    if norm.split_punct:
-        text = split_punct(text)
-    text = " ".join(text.split())  # same as collapsing \s+ and stripping
-    if norm.max_chars and len(text) > norm.max_chars:
-        cut = text.rfind(" ", 0, norm.max_chars)
-        text = text[: cut if cut > norm.max_chars // 2 else norm.max_chars]
-    return text
+    return normalize_all(text, [norm or Normalization()])[0]
 
 
 def normalize_all(text: str, norms: list[Normalization]) -> list[str]:
     """``[normalize(text, n) for n in norms]``, sharing the steps the normalisations have in common: the cut, NFKC,
     structure tokens and lower-casing once per group of normalisations that agree on them, and the spaces around
-    punctuation once per such group (digits are replaced after it: a digit is a word character and the replacement
-    holds no punctuation, so the two steps commute). An ensemble's members normalise the same line this way."""
+    punctuation once per such group. Digits are replaced after the spaces (a digit is a word character, so the two
+    steps commute) unless the replacement holds punctuation itself: then before, in ``normalize``'s order. An
+    ensemble's members normalise the same line this way (``QualityModel``)."""
     if not isinstance(text, str):
         return [""] * len(norms)
-    out: list[str | None] = [None] * len(norms)
-    groups: dict[tuple, list[int]] = {}
-    for i, n in enumerate(norms):
+    bases: dict[tuple, str] = {}
+    spaced: dict[tuple, str] = {}
+    out = []
+    for n in norms:
+        key = (n.max_chars, n.nfkc, n.structure, n.lowercase)
+        t = bases.get(key)
+        if t is None:
+            t = text[: 4 * n.max_chars] if n.max_chars and len(text) > 4 * n.max_chars else text
+            if n.nfkc:
+                t = unicodedata.normalize("NFKC", t)
+            t = t.encode("utf-8", "ignore").decode("utf-8")
+            if n.structure:
+                t = _structure_tokens(t)
+            if n.lowercase:
+                t = t.lower()
+            bases[key] = t
         if n.digits is not None and _PUNCT.search(n.digits):
-            out[i] = normalize(text, n)  # a replacement with punctuation: the steps do not commute
+            v = _DIGITS.sub(n.digits, t)
+            v = split_punct(v) if n.split_punct else v
         else:
-            groups.setdefault((n.max_chars, n.nfkc, n.structure, n.lowercase), []).append(i)
-    for (max_chars, nfkc, structure, lowercase), idx in groups.items():
-        t = text
-        if max_chars and len(t) > 4 * max_chars:
-            t = t[: 4 * max_chars]
-        if nfkc:
-            t = unicodedata.normalize("NFKC", t)
-        t = t.encode("utf-8", "ignore").decode("utf-8")
-        if structure:
-            t = _structure_tokens(t)
-        if lowercase:
-            t = t.lower()
-        spaced = None
-        for i in idx:
-            n = norms[i]
             if n.split_punct:
-                if spaced is None:
-                    spaced = split_punct(t)
-                v = spaced
+                v = spaced.get(key)
+                if v is None:
+                    v = spaced[key] = split_punct(t)
             else:
                 v = t
             if n.digits is not None:
                 v = _DIGITS.sub(n.digits, v)
-            v = " ".join(v.split())
-            if max_chars and len(v) > max_chars:
-                cut = v.rfind(" ", 0, max_chars)
-                v = v[: cut if cut > max_chars // 2 else max_chars]
-            out[i] = v
+        v = " ".join(v.split())  # same as collapsing \s+ and stripping
+        if n.max_chars and len(v) > n.max_chars:
+            cut = v.rfind(" ", 0, n.max_chars)
+            v = v[: cut if cut > n.max_chars // 2 else n.max_chars]
+        out.append(v)
     return out
 
 
