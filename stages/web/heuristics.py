@@ -40,6 +40,8 @@ _WORD_RE = regex.compile(r"\w+(?:['’]\w+)*|[^\w\s]+")
 _SENT_END_RE = re.compile(r"[.!?。！？]+(?=\s|$)")
 
 _FENCE_RE = re.compile(r"^(`{3,})[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
+# an opening fence line: in what _FENCE_RE's substitution leaves, the first one is a block it could not close
+_FENCE_OPEN_RE = re.compile(r"^`{3,}[^\n]*$", re.M)
 _DISPLAY_MATH_RE = re.compile(r"\$\$.+?\$\$", re.S)
 _INLINE_MATH_RE = re.compile(r"(?<![\\$\w])\$(?!\s)[^$\n]{1,300}?(?<!\s)\$(?!\w)")
 _INLINE_CODE_RE = re.compile(r"(`+)[^`\n]+?\1")
@@ -76,8 +78,13 @@ def inline_code_word(code: str) -> str:
     return "".join(out)
 
 
-def split_prose(text: str) -> tuple[str, dict]:
-    """Remove code blocks, math, inline code and table rows. Returns ``(prose, counts)``."""
+def split_prose(text: str, cut: bool = False) -> tuple[str, dict]:
+    """Remove code blocks, math, inline code and table rows. Returns ``(prose, counts)``.
+
+    ``cut``: ``text`` is the first characters of a longer text (a measuring limit cut it), so a fenced block
+    still open at its end is code up to the cut: the limit, not the page, took its closing fence. Without this
+    a page-wide ``<pre>`` longer than the limit (vim's help pages, a module's whole source listing) was
+    measured as prose, with a code share near 0."""
     counts = {"n_code_blocks": 0, "code_chars": 0, "n_math": 0, "math_chars": 0, "table_rows": 0,
               "n_inline_code": 0, "inline_code_chars": 0}
 
@@ -90,6 +97,13 @@ def split_prose(text: str) -> tuple[str, dict]:
 
     # each pattern needs its marker character(s): a text without them is left as it is
     prose = _FENCE_RE.sub(_count("n_code_blocks", "code_chars", "\n"), text) if "```" in text else text
+    if cut and "```" in prose:
+        # the substitution closed every block it could; the first opening line left runs past the cut
+        m = _FENCE_OPEN_RE.search(prose)
+        if m is not None:
+            counts["n_code_blocks"] += 1
+            counts["code_chars"] += len(prose) - m.start()
+            prose = prose[:m.start()] + "\n"
     if "$" in prose:
         prose = _DISPLAY_MATH_RE.sub(_count("n_math", "math_chars", "\n"), prose) if "$$" in prose else prose
         prose = _INLINE_MATH_RE.sub(_count("n_math", "math_chars", "x"), prose)
@@ -576,10 +590,12 @@ def reference_repetition_signals(prose: str, counts: dict, n_chars: int, prose_s
     return out
 
 
-def web_heuristic_signals(text: str) -> dict:
-    """Classic signals on the full text, the same on prose only (``prose__``), and ``web__`` shares."""
+def web_heuristic_signals(text: str, cut: bool = False) -> dict:
+    """Classic signals on the full text, the same on prose only (``prose__``), and ``web__`` shares.
+
+    ``cut``: ``text`` is a prefix of the page (see :func:`split_prose`)."""
     out = classic_signals(text)
-    prose, counts = split_prose(text)
+    prose, counts = split_prose(text, cut=cut)
     if prose == text.strip() and prose == text:  # nothing removed: the prose values are the classic ones
         out.update({f"prose__{k}": v for k, v in list(out.items())})
     else:
@@ -609,7 +625,8 @@ class WebHeuristicSignals(PipelineStep):
     Args:
         sources: ``metadata["source"]`` values to process (default ``["web"]``; pdf text works too).
         max_chars: only the first ``max_chars`` characters are measured (bounds the n-gram work on
-            giant pages; ``web__measured_chars`` records how much was measured).
+            giant pages; ``web__measured_chars`` records how much was measured). A fenced block that the cut
+            leaves open is measured as code up to the cut (``split_prose(..., cut=True)``).
     Documents with a ``reject_reason`` pass through without signals.
     """
 
@@ -631,7 +648,7 @@ class WebHeuristicSignals(PipelineStep):
                 continue
             text = doc.text or ""
             with self.track_time():
-                sig = web_heuristic_signals(text[: self.max_chars])
+                sig = web_heuristic_signals(text[: self.max_chars], cut=len(text) > self.max_chars)
             sig["web__measured_chars"] = min(len(text), self.max_chars)
             meta.update(sig)
             if len(text) <= self.max_chars:
