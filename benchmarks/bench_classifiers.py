@@ -168,14 +168,14 @@ TEST_SETS = {
 }
 
 
-def _quality_test_sets(root: Path) -> dict[str, list]:
+def _quality_test_sets(root: Path, split: str = "test") -> dict[str, list]:
     from assay.classifiers.data import build_source
 
     out = {}
     for name, spec in TEST_SETS.items():
         if spec is None:
             continue
-        spec = {"split_dataset": name, **spec, "split": "test"}
+        spec = {"split_dataset": name, **spec, "split": split}
         out[name] = [e for e in build_source(spec, root)[0] if e.label in (0, 1)]
     ref = []
     for spec in ({"builder": "wikipedia_xml", "path": "quality/wikipedia_dump_snippets/enwiki-*.bz2", "chunk_chars": 3000,
@@ -185,7 +185,7 @@ def _quality_test_sets(root: Path) -> dict[str, list]:
                  {"builder": "warc_html", "path": "warc/**/*.warc*", "main_content": True, "chunk_chars": 3000,
                   "min_words": 20, "max_chunks_per_doc": 1, "split_dataset": "warc_pages", "split_by": "site",
                   "label": 0}):
-        for e in build_source({**spec, "split": "test"}, root)[0]:
+        for e in build_source({**spec, "split": split}, root)[0]:
             e.lang = "en"
             ref.append(e)
     out["reference_vs_random"] = ref
@@ -231,8 +231,9 @@ def _combiner_at(rev: str) -> dict | None:
     return json.loads(r.stdout) if r.returncode == 0 else None
 
 
-def bench_quality(rev: str = BASELINE_REV) -> dict:
-    """Test-split ROC AUC per set and per language: ours, models alone, anchors (same run)."""
+def bench_quality(rev: str = BASELINE_REV, split: str = "test") -> dict:
+    """Test-split ROC AUC per set and per language: ours, models alone, anchors (same run). ``split="dev"``: the
+    same on the dev split (the split the combiner is fitted on, so only the models alone are out of sample there)."""
     import assay.classifiers
     from assay.classifiers.calibrate import percentile
     from assay.classifiers.data import default_data_root
@@ -242,7 +243,7 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
     from assay.stages.web.safety import adult_word_share
 
     root = default_data_root()
-    sets = _quality_test_sets(root)
+    sets = _quality_test_sets(root, split)
     comb = load_combiner()
     scorers: dict[str, dict[str, np.ndarray]] = {}
     t0 = time.time()
@@ -263,9 +264,9 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
                 sc["anchor: previous web model"] = w
                 sc["anchor: previous max(web, stem) pct"] = np.maximum(percentile(base["web"].path, w),
                                                                        percentile(base["stem"].path, st))
-            for rev, prev in prevs.items():  # same models, a subset of the features: only the combiner file differs
+            for prev_rev, prev in prevs.items():  # same models, a subset of the features: only the combiner file differs
                 if prev and set(prev["features"]) <= set(names):
-                    sc[f"anchor: combiner at {rev}"] = predict_combined(
+                    sc[f"anchor: combiner at {prev_rev}"] = predict_combined(
                         prev, X[:, [names.index(f) for f in prev["features"]]], prev["features"])
             scorers[name] = sc
             for e, lang in zip(exs, langs):
@@ -312,7 +313,7 @@ def bench_quality(rev: str = BASELINE_REV) -> dict:
         m = np.ones(len(yp), dtype=bool) if lg == "all" else pl_ == lg
         if yp[m].sum() >= 1:
             adult[lg] = tuple(adult_row(sh, m) for sh in shares)
-    return {"rows": rows, "adult": adult, "seconds": seconds, "baseline_rev": rev, "english_ci": ci}
+    return {"rows": rows, "adult": adult, "seconds": seconds, "baseline_rev": rev, "english_ci": ci, "split": split}
 
 
 HELD_OUT_LANGS = {"hin": "hi", "nno": "nn"}  # the HPLT files that a file-level split puts in test
@@ -455,14 +456,15 @@ def print_quality(res: dict) -> None:
         print("\n(no quality test sets: ../shared/data absent)")
         return
     cols = list(rows[0][4])
-    print(f"\n## Web quality order vs human labels: TEST split ROC AUC (benchmarks/splits.py), scoring {res['seconds']:.0f} s\n")
+    print(f"\n## Web quality order vs human labels: {res.get('split', 'test').upper()} split ROC AUC (benchmarks/splits.py),"
+          f" scoring {res['seconds']:.0f} s\n")
     print("| set | language | n | bad | " + " | ".join(cols) + " |")
     print("|---|---|---|---|" + "---|" * len(cols))
     for name, lg, n, neg, aucs in rows:
         print(f"| {name} | {lg} | {n} | {neg} | " + " | ".join(f"{aucs[c]:.3f}" for c in cols) + " |")
     print(f"\nAnchors 'previous' = shipped models at commit {res['baseline_rev']}. Languages with < 3 bad or"
           " < 3 good test rows are pooled only in 'all'.")
-    print("\nenglish_human (test split): 95% bootstrap interval of the ROC AUC (rows resampled, 2,000"
+    print(f"\nenglish_human ({res.get('split', 'test')} split): 95% bootstrap interval of the ROC AUC (rows resampled, 2,000"
           " draws): " + "; ".join(f"{k} {lo:.3f}-{hi:.3f}" for k, (lo, hi) in res["english_ci"].items()))
     print("\n## Adult-word share (LDNOOBW) vs HPLT porn labels, TEST split; default rule excludes share >= 0.03\n")
     print("| language | n | porn | ROC AUC (ours: native-script matching) | flagged porn | flagged not porn | "
@@ -539,10 +541,12 @@ def main() -> int:
     ap.add_argument("--quality-only", action="store_true", help="only the web quality order vs human labels")
     ap.add_argument("--held-out-languages", action="store_true",
                     help="also retrain web_ml + combiner without hi/nn and score those languages (about 5 minutes)")
+    ap.add_argument("--split", default="test", choices=("test", "dev"),
+                    help="split of the quality section (dev: the combiner's fitting split; the adult section stays test)")
     ap.add_argument("--baseline-rev", default=BASELINE_REV, help="git revision of the previous models (anchors)")
     a = ap.parse_args()
     t0 = time.time()
-    print_quality(bench_quality(a.baseline_rev))
+    print_quality(bench_quality(a.baseline_rev, a.split))
     if a.held_out_languages:
         print_heldout(bench_heldout_languages())
     if a.quality_only:

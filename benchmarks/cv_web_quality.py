@@ -17,7 +17,8 @@ the pooled out-of-fold ROC AUC is reported.
     .venv/bin/python benchmarks/cv_web_quality.py web-ens [TAG ...]     # round 6: ensembles (@dim16, +u15m, ...) vs shipped
     .venv/bin/python benchmarks/cv_web_quality.py web-ens-plus V [V ...] # round 7: shipped ensemble + members V
     .venv/bin/python benchmarks/cv_web_quality.py web-views [MIN_WORDS ...] # round 7: + prose view (10: shipped)
-    .venv/bin/python benchmarks/cv_web_quality.py web-ens-pv [TAG ...]  # round 8: variants, prose view on both sides
+    .venv/bin/python benchmarks/cv_web_quality.py web-ens-pv [TAG ...]  # round 8: variants, prose view on both sides (+ptv5: round 9)
+    .venv/bin/python benchmarks/cv_web_quality.py web-bag-pv TAG [TAG ...] # round 9: shipped three + TAG members (+o1)
     .venv/bin/python benchmarks/cv_web_quality.py web-teacher            # round 6: the distillation teacher, LOSO
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline [ISO3 ...] # held-out-language bench, other languages
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline-lid [ISO3 ...] # same, low lid confidence -> fallback
@@ -167,11 +168,14 @@ def train_fold(variant: str, fold: int, tmp: Path, drop: frozenset = frozenset()
     if variant in BOOTSTRAP:  # a bootstrap sample of the deduplicated examples (bagging; data noise)
         rng = np.random.default_rng(BOOTSTRAP[variant])
         exs = [exs[i] for i in rng.integers(0, len(exs), len(exs))]
-    tr = expand_repeats(balance_spread(exs) if variant in SPREAD else balance(exs, bal, seed=0), seed=0)
+    osd = ORDER_SEED.get(variant, 0)  # round 9: the order of the training file (fastText is deterministic given it)
+    tr = expand_repeats(balance_spread(exs) if variant in SPREAD else balance(exs, bal, seed=osd), seed=osd)
     f = tmp / f"{variant}_{fold}{tag}.txt"
     mc = MULTICLASS.get(variant)  # negatives split into classes by source; the score stays P(__label__1)
     _write_fasttext_file(f, [(e.label if e.label == 1 or not mc else "0" + mc.get(e.source, ""), e.text) for e in tr])
     params = {**FT, **VARIANTS[variant][2]}
+    if params.get("pretrainedVectors") == "@ptv5":  # round 9: built on first use (pretrained_vectors below)
+        params["pretrainedVectors"] = str(pretrained_vectors(variant.removesuffix("+ptv5")))
     out = tmp / f"{variant}_{fold}{tag}.bin"
     _train_isolated(f, params, out, lambda m: print(m, file=sys.stderr))
     return _import_fasttext().load_model(str(out)), norm, len(tr)
@@ -1261,6 +1265,87 @@ def web_ens_pv(tags: list[str]) -> list[dict]:
             for t in tags]
 
 
+# --- round 9: averaging members trained on the same examples in another file order ("+o1", "+o2": balance and repeat
+# seed 1 / 2; fastText with thread 1 is deterministic given the file, so its seed alone changes nothing). "web-bag-pv
+# TAG ...": the shipped three plus the three members of each TAG (mean probability of all), prose view on both sides.
+ORDER_SEED: dict[str, int] = {}
+for _m in ENS_MEMBERS:
+    for _k in (1, 2):
+        VARIANTS[f"{_m}+o{_k}"] = VARIANTS["shipped"]
+        ORDER_SEED[f"{_m}+o{_k}"] = _k
+        if _m in NORMS:
+            NORMS[f"{_m}+o{_k}"] = NORMS[_m]
+
+
+# "+ptv5": every member's input vectors initialised (fastText ``pretrainedVectors``) with skipgram word vectors (dim 32,
+# 5 epochs, character n-grams 3-6) learned on the unlabelled English text of shared data, normalised as the member
+# normalises: the reference / page / boilerplate sources of the shipped recipe (train+dev), cs336 Wikipedia, arXiv
+# and docling text, and the HPLT English rows nobody labelled (no human-labelled text; 1.1M tokens).
+PTV_CORPUS = ("enwiki", "news", "sh_bodies", "rd_gold", "ccnet", "warc_main", "warc_full", "sh_full", "rd_full",
+              "dolma_cc", "cs336_wiki", "arxiv", "docling_md", "hplt_en_unlabelled")
+_PTV_CHILD = r"""
+import sys, fasttext
+fasttext.FastText.eprint = lambda *a, **k: None
+try:
+    m = fasttext.train_unsupervised(input=sys.argv[1], model="skipgram", dim=32, epoch=int(sys.argv[3]), minCount=2,
+                                    thread=1, minn=3, maxn=6, verbose=0)
+except RuntimeError as e:
+    if "NaN" in str(e):
+        sys.exit(3)
+    raise
+ws = m.get_words()
+with open(sys.argv[2], "w") as f:
+    f.write(f"{len(ws)} 32\n")
+    for w in ws:
+        f.write(w + " " + " ".join(f"{x:.5f}" for x in m.get_word_vector(w)) + "\n")
+"""
+
+
+def pretrained_vectors(member: str, epoch: int = 5) -> Path:
+    """Skipgram vectors for ``member``'s tokenisation on PTV_CORPUS (cached; a fresh process per NaN retry)."""
+    import subprocess
+
+    from assay.classifiers.text import Normalization, normalize
+
+    d = CACHE / "ptv"
+    d.mkdir(parents=True, exist_ok=True)
+    vec = d / f"{member}_ep{epoch}.vec"
+    if vec.exists():
+        return vec
+    norm = Normalization(**{"lowercase": True, "digits": "0", "max_chars": 10**7, **NORMS.get(member, {})})
+    txt, seen = d / f"{member}.txt", set()
+    with open(txt, "w") as f:
+        for name in PTV_CORPUS:
+            for e in cached(S[name]):
+                t = normalize(e.text, norm) if not (name == "hplt_en_unlabelled" and e.label is not None) else ""
+                if t and t not in seen:
+                    seen.add(t)
+                    f.write(t + "\n")
+    for _ in range(6):
+        r = subprocess.run([sys.executable, "-c", _PTV_CHILD, str(txt), str(vec), str(epoch)])
+        if r.returncode == 0:
+            return vec
+        if r.returncode != 3:
+            raise RuntimeError(f"skipgram training failed (rc {r.returncode})")
+    raise RuntimeError("skipgram kept diverging (NaN)")
+
+
+for _m in ENS_MEMBERS:
+    VARIANTS[_m + "+ptv5"] = (_SHIP_SRC, _SHIP_BAL, {**_SHIP_FT, "pretrainedVectors": "@ptv5"}, _SHIP_REP)
+    if _m in NORMS:
+        NORMS[_m + "+ptv5"] = NORMS[_m]
+
+
+def web_bag_pv(tags: list[str]) -> dict:
+    members = list(ens_members("shipped")) + [v for t in tags for v in ens_members(t)]
+    base = np.mean([prose_view_scores(v, 10) for v in ens_members("shipped")], axis=0)
+    return paired(base, np.mean([prose_view_scores(v, 10) for v in members], axis=0),
+                  label="shipped+" + "+".join(tags) + " (prose view)")
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "web-bag-pv":
+        web_bag_pv(sys.argv[2:])
+        sys.exit(0)
     _main()
 

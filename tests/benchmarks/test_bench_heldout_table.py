@@ -19,3 +19,17 @@ def test_heldout_table_prints_ours_anchor_length_and_fallback_rows(capsys):
     assert f"{ours} ROC AUC" in header and f"{anchor} ROC AUC" in header and "length baseline" in header
     assert "| all | 400 | 27 | 0.750 | 0.700 | 0.580 | 342 (14) | 0.610 | 0.590 |" in out
     assert "| nn | 200 | 15 | 0.800 | 0.780 | 0.600 | 142 (2) | nan | 0.500 |" in out
+
+
+def test_quality_table_names_its_split_and_the_baseline_commit(capsys):
+    """``--split dev`` prints DEV in the headings (the adult section stays on test), and the anchor line names the
+    baseline commit (the combiner-anchor loop once rebound the name and printed the last combiner's commit)."""
+    ours = "quality_score (ours)"
+    res = {"rows": [("english_human", "all", 61, 8, {ours: 0.993})], "seconds": 3.0, "baseline_rev": "67ee056",
+           "english_ci": {ours: (0.968, 1.0)}, "adult": {}, "split": "dev"}
+    bench_classifiers.print_quality(res)
+    out = capsys.readouterr().out
+    assert "DEV split ROC AUC" in out and "english_human (dev split)" in out and "TEST split ROC AUC" not in out
+    assert "shipped models at commit 67ee056" in out
+    assert "| english_human | all | 61 | 8 | 0.993 |" in out
+    assert "porn labels, TEST split" in out

@@ -45,3 +45,32 @@ def test_balance_spread_keeps_balance_examples_and_separates_copies(hplt_rows):
     assert copies > 50
     assert adjacent(shipped) == copies  # the shipped shuffle key puts every copy next to the previous one
     assert adjacent(spread) < copies // 10
+
+
+@needs_data
+def test_order_seed_variants_train_on_the_shipped_examples_in_another_order(hplt_rows):
+    """Round 9 ("+o1"): same examples and labels as the shipped member, only the file order differs."""
+    assert cv.VARIANTS["shipped_digits+o1"] == cv.VARIANTS["shipped"] and cv.ORDER_SEED["shipped_digits+o1"] == 1
+    assert cv.NORMS["shipped_digits+o1"] == cv.NORMS["shipped_digits"]
+    key = lambda e: (e.label, e.text)  # noqa: E731
+    a, b = balance(hplt_rows, "upsample", seed=0), balance(hplt_rows, "upsample", seed=1)
+    assert set(map(key, a)) == set(map(key, b)) and len(a) == len(b)
+    assert [key(e) for e in a] != [key(e) for e in b]
+
+
+@needs_data
+def test_pretrained_vectors_learn_from_unlabelled_hplt_rows_only(hplt_rows, monkeypatch):
+    """Round 9 ("+ptv5"): the skipgram corpus holds no human-labelled text; the vectors have the models' dim."""
+    from assay.classifiers.text import Normalization, normalize
+
+    monkeypatch.setattr(cv, "PTV_CORPUS", ("hplt_en_unlabelled",))
+    vec = cv.pretrained_vectors("shipped_digits")
+    lines = set((vec.parent / "shipped_digits.txt").read_text().splitlines())
+    rows = cv.cached(cv.S["hplt_en_unlabelled"])
+    norm = Normalization(lowercase=True, digits=None, max_chars=10**7)
+    unlabelled = {normalize(e.text, norm) for e in rows if e.label is None}
+    labelled = {normalize(e.text, norm) for e in hplt_rows}
+    assert len(unlabelled) > 300 and lines == unlabelled - {""}
+    assert not lines & labelled
+    n, dim = map(int, vec.read_text().split("\n", 1)[0].split())
+    assert dim == 32 and n > 1000
