@@ -87,43 +87,69 @@ def normalize(text: str, norm: Normalization | None = None) -> str:
     return normalize_all(text, [norm or Normalization()])[0]
 
 
+def _prefix_cut(text: str, at: int, structure: bool) -> int:
+    """The first index ``c >= at`` where ``text[c]`` is a line feed, or also a space without ``structure`` (-1: none).
+    Every step of ``normalize`` before the cut to ``max_chars`` gives for ``text[:c]`` a prefix of what it gives for
+    ``text``: NFKC neither composes nor reorders across a space or a line feed (a starter that composes with
+    nothing), lower-casing looks across neither (not case-ignorable: a final sigma is decided the same), the lines of
+    ``text[:c]`` are the first lines of ``text`` (structure tokens), the other steps are per character, and the
+    collapsed words of ``text[:c]`` are the first words of ``text`` (a space or line break follows them)."""
+    c = text.find("\n", at)
+    if not structure:
+        s = text.find(" ", at, c if c >= 0 else len(text))
+        c = s if s >= 0 else c
+    return c
+
+
+_PREFIX_FACTOR = 1.25  # normalise first the text up to a cut after this many times max_chars
+
+
 def normalize_all(text: str, norms: list[Normalization]) -> list[str]:
     """``[normalize(text, n) for n in norms]``, sharing the steps the normalisations have in common: the cut, NFKC,
     structure tokens and lower-casing once per group of normalisations that agree on them, and the spaces around
     punctuation once per such group. Digits are replaced after the spaces (a digit is a word character, so the two
     steps commute) unless the replacement holds punctuation itself: then before, in ``normalize``'s order. An
-    ensemble's members normalise the same line this way (``QualityModel``)."""
+    ensemble's members normalise the same line this way (``QualityModel``).
+
+    A text much longer than ``max_chars`` is first normalised up to a cut (``_prefix_cut``) a little after
+    ``_PREFIX_FACTOR * max_chars`` characters: that line is a prefix of the whole text's line, so when it is longer
+    than ``max_chars`` both cut to ``max_chars`` the same; otherwise the whole text is normalised."""
     if not isinstance(text, str):
         return [""] * len(norms)
     bases: dict[tuple, str] = {}
     spaced: dict[tuple, str] = {}
     out = []
     for n in norms:
-        key = (n.max_chars, n.nfkc, n.structure, n.lowercase)
-        t = bases.get(key)
-        if t is None:
-            t = text[: 4 * n.max_chars] if n.max_chars and len(text) > 4 * n.max_chars else text
-            if n.nfkc:
-                t = unicodedata.normalize("NFKC", t)
-            t = t.encode("utf-8", "ignore").decode("utf-8")
-            if n.structure:
-                t = _structure_tokens(t)
-            if n.lowercase:
-                t = t.lower()
-            bases[key] = t
-        if n.digits is not None and _PUNCT.search(n.digits):
-            v = _DIGITS.sub(n.digits, t)
-            v = split_punct(v) if n.split_punct else v
-        else:
-            if n.split_punct:
-                v = spaced.get(key)
-                if v is None:
-                    v = spaced[key] = split_punct(t)
+        group = (n.max_chars, n.nfkc, n.structure, n.lowercase)
+        full = text[: 4 * n.max_chars] if n.max_chars and len(text) > 4 * n.max_chars else text
+        keys = [(*group, None)]
+        if n.max_chars and len(full) > _PREFIX_FACTOR * n.max_chars:
+            c = _prefix_cut(full, int(_PREFIX_FACTOR * n.max_chars), n.structure)
+            if c >= 0:
+                keys.insert(0, (*group, c))
+        for key in keys:
+            t = bases.get(key)
+            if t is None:
+                t = full if key[-1] is None else full[: key[-1]]
+                t = unicodedata.normalize("NFKC", t) if n.nfkc else t
+                t = t.encode("utf-8", "ignore").decode("utf-8")
+                t = _structure_tokens(t) if n.structure else t
+                bases[key] = t = t.lower() if n.lowercase else t
+            if n.digits is not None and _PUNCT.search(n.digits):
+                v = _DIGITS.sub(n.digits, t)
+                v = split_punct(v) if n.split_punct else v
             else:
-                v = t
-            if n.digits is not None:
-                v = _DIGITS.sub(n.digits, v)
-        v = " ".join(v.split())  # same as collapsing \s+ and stripping
+                if n.split_punct:
+                    v = spaced.get(key)
+                    if v is None:
+                        v = spaced[key] = split_punct(t)
+                else:
+                    v = t
+                if n.digits is not None:
+                    v = _DIGITS.sub(n.digits, v)
+            v = " ".join(v.split())  # same as collapsing \s+ and stripping
+            if key[-1] is None or len(v) > n.max_chars:  # (a prefix line no longer than max_chars: the whole text)
+                break
         if n.max_chars and len(v) > n.max_chars:
             cut = v.rfind(" ", 0, n.max_chars)
             v = v[: cut if cut > n.max_chars // 2 else n.max_chars]

@@ -270,9 +270,80 @@ _COEF = (_RNG.integers(1, 2**63 - 1, size=256, dtype=np.int64).astype(np.uint64)
 _DIST = _RNG.integers(1, 2**63 - 1, size=1024, dtype=np.int64).astype(np.uint64)  # identifier back-reference codes
 _NEW_ID = np.uint64(0x9E3779B97F4A7C15)
 
+# token hashes (``token_hashes``): a sum over the token's code points of a 64-bit mix of (code point, offset),
+# then mixed with its length; computed alike from a list of token strings and, without making them, from the
+# runs of word characters of a text (``word_hashes``)
+_MIX1, _MIX2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
+_S33, _S21 = np.uint64(33), np.uint64(21)
+_TOKEN_SEED, _TOKEN_LEN = np.uint64(0x243F6A8885A308D3), np.uint64(0x9E3779B97F4A7C15)
+
+
+def _fmix64(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser (a bijection of uint64), in place."""
+    x ^= x >> _S33
+    x *= _MIX1
+    x ^= x >> _S33
+    x *= _MIX2
+    x ^= x >> _S33
+    return x
+
+
+def _run_hashes(cps: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """The hash of each token, given the code points of the tokens one after another (``cps``) and each
+    token's length in code points (``lens``): ``fmix64(sum_j fmix64((c_j | j << 21) ^ seed) + len * k)`` mod 2**64
+    (``j``: the offset of code point ``c_j`` in its token; a code point is below 2**21)."""
+    lens = np.asarray(lens, dtype=np.int64)
+    ends = np.cumsum(lens)
+    starts = ends - lens
+    v = cps.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        v |= (np.arange(len(v), dtype=np.uint64) - np.repeat(starts.astype(np.uint64), lens)) << _S21
+        v ^= _TOKEN_SEED
+        _fmix64(v)
+        cs = np.empty(len(v) + 1, dtype=np.uint64)
+        cs[0] = 0
+        np.cumsum(v, out=cs[1:])
+        out = cs[ends] - cs[starts]
+        out += lens.astype(np.uint64) * _TOKEN_LEN
+        return _fmix64(out)
+
+
+def _code_points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def token_hashes(tokens: list[str]) -> np.ndarray:
+    """The 64-bit hash of each token (``_run_hashes`` of its code points)."""
+    if not tokens:
+        return np.empty(0, dtype=np.uint64)
+    return _run_hashes(_code_points("".join(tokens)), np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)))
+
+
+_WORD_CHAR = np.zeros(0x110000, dtype=np.uint8)  # per code point: 0 not looked at yet, 1 not \w, 2 \w
+
+
+def _word_chars(cp: np.ndarray) -> np.ndarray:
+    """Whether each code point is a word character of ``_TEXT_TOKEN`` (each distinct one asked once per process)."""
+    c = _WORD_CHAR[cp]
+    new = c == 0
+    if new.any():
+        for u in np.unique(cp[new]).tolist():
+            _WORD_CHAR[u] = 2 if _TEXT_TOKEN.match(chr(u)) else 1
+        c = _WORD_CHAR[cp]
+    return c == 2
+
+
+def word_hashes(text: str) -> np.ndarray:
+    """``token_hashes(_TEXT_TOKEN.findall(text))`` without making the words: the runs of word characters of
+    the text's code points, hashed by array operations."""
+    cp = _code_points(text)
+    w = _word_chars(cp)
+    edge = np.diff(w.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    return _run_hashes(cp[w], np.flatnonzero(edge == -1) - np.flatnonzero(edge == 1))
+
 
 class _Vocab:
-    """Every token met in this process -> an id, with each id's xxh64 hash (``h``) and whether it is a
+    """Every token met in this process -> an id, with each id's hash (``h``, ``token_hashes``) and whether it is a
     renamable identifier (``ident``: an identifier that is not a keyword) in arrays: a text's tokens become
     one array of ids by one dict lookup each, and their hashes and flags are read by index."""
 
@@ -287,8 +358,6 @@ class _Vocab:
         ids = np.fromiter(map(self.ids.get, tokens, itertools.repeat(-1)), dtype=np.int64, count=len(tokens))
         miss = np.flatnonzero(ids < 0)
         if len(miss):
-            import xxhash
-
             missing = list(map(tokens.__getitem__, miss.tolist()))
             new = list(dict.fromkeys(missing))
             start, stop = len(self.tokens), len(self.tokens) + len(new)
@@ -298,8 +367,7 @@ class _Vocab:
                 size = max(stop, 2 * len(self.h))
                 self.h = np.concatenate([self.h[:start], np.empty(size - start, dtype=np.uint64)])
                 self.ident = np.concatenate([self.ident[:start], np.empty(size - start, dtype=bool)])
-            self.h[start:stop] = np.fromiter((xxhash.xxh64_intdigest(t.encode("utf-8", "surrogatepass")) for t in new),
-                                             dtype=np.uint64, count=len(new))
+            self.h[start:stop] = token_hashes(new)
             self.ident[start:stop] = np.fromiter((bool(_IDENT.match(t)) and t not in _KEYWORDS for t in new),
                                                  dtype=bool, count=len(new))
             ids[miss] = np.fromiter(map(self.ids.__getitem__, missing), dtype=np.int64, count=len(missing))
@@ -325,7 +393,7 @@ def _bound_vocab() -> None:
 
 
 def _token_info(t: str) -> tuple[int, bool]:
-    """(xxh64 hash of the UTF-8 token, whether it is an identifier that is not a keyword)."""
+    """(the token's hash (``token_hashes``), whether it is an identifier that is not a keyword)."""
     i = _VOCAB.lookup([t])[0]
     return int(_VOCAB.h[i]), bool(_VOCAB.ident[i])
 
@@ -491,6 +559,14 @@ class _Prepared:
                 same = tok[later] == tok[earlier]
                 prev[pos[later[same]]] = pos[earlier[same]]
             self.prev = prev
+
+    @classmethod
+    def of_hashes(cls, h: np.ndarray) -> "_Prepared":
+        """The text-mode ``_Prepared`` of tokens given by their hashes only (``word_hashes``): no ids, no vocabulary."""
+        prep = cls.__new__(cls)
+        prep.h, prep.n = h, len(h)
+        prep.ids = prep.voc = prep._vocab = prep.is_id = prep.prev = None
+        return prep
 
     @property
     def vocab(self) -> dict[str, int]:
@@ -831,7 +907,8 @@ class EvalIndex:
         A text is read by spans of about ``chunk_chars`` characters (``_spans``: its tokens, normalised and
         lower-cased text are those of its spans joined): each token stream (code tokens, words, lower-cased
         code tokens) as arrays of token ids per span, each preceded by the last ``_overlap()`` ids of the span
-        before (one fewer than the longest window), so that every window of the text lies in one span's array.
+        before (one fewer than the longest window), so that every window of the text lies in one span's array
+        (the words as their hashes, ``word_hashes``: the same as through ``_VOCAB``, without making the words).
         The windows found, and so the result, are those of the whole text, whatever the span length, while the
         working memory (token strings, ids, window hashes, normalised copies) is that of one span. Both lookups
         are by sets (distinct index rows hit, whole-item windows found): a window met twice counts once."""
@@ -841,7 +918,8 @@ class EvalIndex:
         rows: dict[str, list[np.ndarray]] = {"code": [], "text": []}  # n-gram index rows hit (per span)
         short: dict[str, tuple[int, int] | None] = {"code": None, "text": None}  # (length, table position) found
         short_text = bool(self._short_arrays["text"])
-        tails = [np.empty(0, dtype=np.int64)] * 3  # the last ids of: code tokens, words, lower-cased code tokens
+        # the last ids of the code tokens, the last hashes of the words, the last ids of the lower-cased code tokens
+        tails = [np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)]
 
         def extend(i: int, new_ids: np.ndarray) -> np.ndarray:
             ids = np.concatenate([tails[i], new_ids]) if len(tails[i]) else new_ids
@@ -857,7 +935,7 @@ class EvalIndex:
             del prep
             normalized = normalize_prose(part)
             lowered = normalized.lower()
-            words = _Prepared(None, code=False, ids=extend(1, voc.lookup(_TEXT_TOKEN.findall(lowered))))
+            words = _Prepared.of_hashes(extend(1, word_hashes(lowered)))  # (_TEXT_TOKEN.findall(lowered), hashed)
             self._ngram_rows("text", words, rows["text"])
             del words
             if short_text:  # short_tokens(part): its code tokens lower-cased where that is the same
@@ -1013,7 +1091,7 @@ def build_index(eval_sets: list[str], *, missing: str = "error", **kw) -> EvalIn
     return EvalIndex(load_eval_items(eval_sets, missing=missing), **kw)
 
 
-INDEX_FORMAT = 3  # bump when tokenisation or the index layout changes (invalidates cached indexes)
+INDEX_FORMAT = 4  # bump when tokenisation or the index layout changes (invalidates cached indexes)
 _MAGIC = b"ASSAYDCX"
 
 

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Iterable
 from urllib.parse import urlsplit
 
+import numpy as np
 import regex
 
 from datatrove.data import DocumentsPipeline
@@ -247,6 +248,22 @@ def counted_whole_text(text: str, lang: str | None, *, directory: str | None = N
     return hit[4] if hit is not None and hit[:4] == (lang, directory, max_chars, native_script) else None
 
 
+_INDIC_CHAR = re.compile(f"[{_INDIC_FIRST}-{_INDIC_LAST}]")
+
+
+@lru_cache(maxsize=64)
+def _list_keys(words: frozenset, phrases: frozenset) -> frozenset:
+    """The tokens that can set a flag for one list: its words and the first words of its phrases."""
+    return words | frozenset(_phrases_by_first(phrases))
+
+
+def _members(toks: list[str], keys: frozenset) -> list[int]:
+    """The positions of the tokens in ``keys``, ascending."""
+    if not keys:
+        return []
+    return np.flatnonzero(np.fromiter(map(keys.__contains__, toks), dtype=bool, count=len(toks))).tolist()
+
+
 def _adult_word_count(text, lang, directory, max_chars, native_script) -> tuple[int, int]:
     t = _norm(text[:max_chars]) if isinstance(text, str) else ""
     toks = _WORD_RE.findall(t)
@@ -256,14 +273,17 @@ def _adult_word_count(text, lang, directory, max_chars, native_script) -> tuple[
     flags = [False] * len(toks)
     for words, phrases, _, _ in lists:
         by_first = _phrases_by_first(phrases)
-        for i, w in enumerate(toks):
+        # only the tokens that are a word of the list or start one of its phrases set flags (flags are only
+        # ever set): found by one C-level membership pass, then visited in order
+        for i in _members(toks, _list_keys(words, phrases)):
+            w = toks[i]
             if w in words:
                 flags[i] = True
             for ph in by_first.get(w, ()):
                 n = len(ph)
                 if tuple(toks[i:i + n]) == ph:
                     flags[i:i + n] = [True] * n
-    if native_script and not t.isascii():
+    if native_script and not t.isascii() and _INDIC_CHAR.search(t):  # (a word starting there needs such a character)
         keys = _native_keys(lang if lang and lang != "en" else None, directory)
         for i, w in enumerate(toks):
             if not flags[i] and _INDIC_FIRST <= w[0] <= _INDIC_LAST and native_roman_key(w) in keys:

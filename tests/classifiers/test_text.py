@@ -122,3 +122,43 @@ def test_normalize_all_equals_one_normalize_per_normalisation(shared_data):
         assert [normalize(t, n) for n in norms] == want
     assert normalize_all(None, members) == ["", "", ""]
     assert normalize(None) == ""
+
+
+@pytest.mark.shared_data
+def test_normalize_all_of_long_texts_equals_the_definition(shared_data):
+    """Texts much longer than ``max_chars`` are normalised up to a cut first (``_prefix_cut``): on long real pages
+    (ir_chaos gold texts joined, readability pages' HTML), with the shipped models' normalisations and every mix of
+    options at small ``max_chars``, and on texts built so that the cut falls next to a capital sigma, a combining
+    accent, a CR LF, a ligature or a run of white space (the prefix line then too short: the whole text is used),
+    the lines equal ``normalize``'s definition."""
+    import itertools
+    import json
+
+    from assay.classifiers import text as T
+    from assay.classifiers.model import MODELS_DIR
+
+    gold = sorted((shared_data / "html/ir_chaos/gold").glob("*.txt"))
+    joined = ["\n".join(p.read_text(encoding="utf-8", errors="replace") for p in gold[i:i + 12])
+              for i in range(0, min(len(gold), 240), 12)]
+    pages = [p.read_text(encoding="utf-8", errors="replace")
+             for p in sorted((shared_data / "html/readability/readability/input").glob("*.html"))[:30]]
+    assert len(joined) >= 10 and len(pages) >= 10
+    cards = [json.loads(p.read_text()) for p in sorted(MODELS_DIR.glob("*.card.json"))]
+    shipped = list(dict.fromkeys(Normalization.from_dict(c["normalization"]) for c in cards if "normalization" in c))
+    assert len(shipped) >= 4
+    edge = []
+    for mc in (40, 4000):
+        at = int(T._PREFIX_FACTOR * mc)
+        for tail in ("Σ ΟΔΟΣ", " \u0301e", "\r\nx", " \ufb01n", "\n    indented", " " * 3 * mc + "z " * mc):
+            edge.append(("ΑΒΓ δεΣ " * (at // 8 + 1))[:at] + tail + " rest of the text" * (mc // 8))
+        # a cut anywhere would be wrong here: the accents after ``at`` reorder and compose with the "a" before it,
+        # inside the first max_chars characters of the line (the lone surrogates are dropped, no space to cut at)
+        edge.append("x" * (mc - 2) + "\ud800" * (at - mc - 2) + "a" + "\u0301" * 3 + "\u0323" + " rest" * mc)
+    small = [Normalization(lowercase=lc, digits=d, max_chars=mc, nfkc=True, split_punct=sp, structure=st)
+             for lc, d, mc, sp, st in itertools.product((True, False), (None, "0", "#"), (40, 300), (True, False),
+                                                        (False, True))]
+    for t in joined + pages + edge:
+        for norms in (shipped, small):
+            assert T.normalize_all(t, norms) == [_reference_normalize(t, n) for n in norms]
+    long_ws = "word " * 10 + " " * 40_000 + "end " * 5000  # the prefix line is too short: the whole text
+    assert T.normalize_all(long_ws, shipped) == [_reference_normalize(long_ws, n) for n in shipped]

@@ -4,6 +4,7 @@ import gzip
 import json
 import re
 
+import numpy as np
 import pytest
 from datatrove.data import Document
 
@@ -611,3 +612,56 @@ def test_long_text_checked_by_spans_equals_the_whole_text(step, shared_data):
             cut = half + len(q) // 2
             assert idx.best_match(doc, max_chars=cut, chunk_chars=333) == idx.best_match(doc[:cut], chunk_chars=len(doc))
     assert step.check(docs[2]) == step.check(docs[2] + "\n" + base)  # (the item in the first 1,000,000 characters)
+
+
+def _words_through_vocab(text: str):
+    """The definition ``word_hashes`` stands for: the words of ``text`` (``_TEXT_TOKEN``) as tokens of ``_VOCAB``."""
+    from assay.stages.signals import decontam as D
+
+    ids = D._VOCAB.lookup(D._TEXT_TOKEN.findall(text))
+    return D._VOCAB.h[ids]
+
+
+def test_word_hashes_equal_the_hashes_of_the_words_on_edge_cases():
+    from assay.stages.signals import decontam as D
+
+    cases = ["", " ", "a", "...", "Straße ǅ Ａ οδος ς x² ½ Ⅻ", "snake_case_42 3.14 ٣٤ 𝔘𝔫𝔦 😀 e\u0301",
+             "lone \ud800 surrogate\udfff x", "tab\tnew\nline\u00a0nbsp\u3000ideographic", "w" * 5000]
+    for t in cases:
+        assert np.array_equal(D.word_hashes(t), D.token_hashes(D._TEXT_TOKEN.findall(t))), t[:40]
+        assert np.array_equal(D.word_hashes(t), _words_through_vocab(t)), t[:40]
+    # distinct words, distinct hashes (on these); the same word, the same hash wherever it stands
+    h = D.token_hashes(["a", "b", "ab", "ba", "aa", "a" * 64, "é", "e\u0301"])
+    assert len(set(h.tolist())) == len(h)
+    assert D.word_hashes("ab x ab")[0] == D.word_hashes("ab x ab")[2] == D.token_hashes(["ab"])[0]
+
+
+@pytest.mark.shared_data
+def test_word_hashes_and_best_match_on_real_pages(step, shared_data, monkeypatch):
+    """On the extracted text of the real HTML pages in shared data (lower-cased and normalised as best_match
+    reads them), ``word_hashes`` equals the hashes of the words looked up in ``_VOCAB``, and best_match with it
+    equals best_match through the vocabulary, on the pages and on pages planted with text items of the index
+    (gsm8k questions) across span boundaries."""
+    import sys
+    from pathlib import Path
+
+    from assay.stages.signals import decontam as D
+    from assay.stages.web.extract import extract_html
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from _web_data import html_pages
+
+    texts = [t for t in (extract_html(h) for _, h in html_pages(shared_data)) if t]
+    assert len(texts) > 100
+    for t in texts:
+        low = D.normalize_prose(t).lower()
+        assert np.array_equal(D.word_hashes(low), _words_through_vocab(low))
+    idx = step.index
+    items = [idx.items[i].text for i in range(len(idx)) if idx.items[i].mode == "text" and idx.n_windows[i] > 3][:20]
+    assert len(items) == 20
+    planted = [t[:3000] + "\n" + q + "\n" + t[3000:] for t, q in zip(texts, items)]
+    runs = [(t, 1 << 16) for t in texts[:80]] + [(t, 3001 + 7 * j) for j, t in enumerate(planted)]
+    new = [idx.best_match(t, chunk_chars=c) for t, c in runs]
+    assert sum(cov >= 0.6 for cov, _i, _m in new) >= 15
+    monkeypatch.setattr(D, "word_hashes", _words_through_vocab)
+    assert new == [idx.best_match(t, chunk_chars=c) for t, c in runs]

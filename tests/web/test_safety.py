@@ -217,3 +217,63 @@ def test_letters_joined_by_punctuation_match_only_so_joined():
     assert adult_word_count("S/M filmy", "cs")[0] == 2
     assert adult_word_count("el riu és més ample", "ca")[0] == 0
     assert adult_word_count("sms and mms", "en")[0] == 0
+
+
+def _adult_word_count_definition(text, lang, directory=None, max_chars=50_000, native_script=True):
+    """The adult-word count as first written: every token visited for every list (``_adult_word_count``
+    visits only the tokens of a list's words and phrase starts, and skips the romanised-key pass on texts
+    without a character of the Indic blocks)."""
+    from assay.stages.web import safety as S
+
+    t = S._norm(text[:max_chars])
+    toks = S._WORD_RE.findall(t)
+    lists = [S.load_wordlist("en", directory)] + ([S.load_wordlist(lang, directory)] if lang and lang != "en" else [])
+    flags = [False] * len(toks)
+    for words, phrases, _, _ in lists:
+        by_first = S._phrases_by_first(phrases)
+        for i, w in enumerate(toks):
+            if w in words:
+                flags[i] = True
+            for ph in by_first.get(w, ()):
+                if tuple(toks[i:i + len(ph)]) == ph:
+                    flags[i:i + len(ph)] = [True] * len(ph)
+    if native_script and not t.isascii():
+        keys = S._native_keys(lang if lang and lang != "en" else None, directory)
+        for i, w in enumerate(toks):
+            if not flags[i] and S._INDIC_FIRST <= w[0] <= S._INDIC_LAST and S.native_roman_key(w) in keys:
+                flags[i] = True
+    hits = sum(flags)
+    for *_, joined_re in lists:
+        if joined_re is not None:
+            hits += sum(len(S._WORD_RE.findall(m.group(0))) for m in joined_re.finditer(t))
+    n_words = len(toks)
+    for _, _, subs, _ in lists:
+        rx = S._substring_re(subs)
+        if rx is not None:
+            n_words = max(n_words, len(t) - sum(map(str.isspace, t)))
+            hits += sum(len(m.group(0)) for m in rx.finditer(t))
+    return hits, n_words
+
+
+@pytest.mark.shared_data
+def test_adult_word_count_equals_its_definition_on_real_texts(shared_data: Path):
+    """On real HPLT rows (train split: Devanagari and Bengali, porn and not) in their own language and in
+    English, on real web pages (their text, in English, German and Spanish), and on the phrase and
+    joined-letter cases, the count equals the every-token definition."""
+    from assay.classifiers.data import build_source
+    from assay.stages.web import safety as S
+
+    rows = build_source({"builder": "hplt_inspection", "path": "quality/hplt_inspection/*.tsv.gz",
+                         "label_kind": "porn", "langs": ["hin", "mar", "ben"], "split": "train",
+                         "split_dataset": "hplt_inspection"}, shared_data)[0]
+    assert len(rows) > 100 and any(e.label for e in rows)
+    cases = [(e.text, lang) for e in rows for lang in (e.lang, "en")]
+    root = shared_data / "html" / "readability" / "readability" / "input"
+    pages = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(root.glob("*.html"))]
+    assert len(pages) > 50
+    cases += [(p, lang) for p in pages for lang in ("en", "de", "es")]
+    cases += [(ADULT_EN, "en"), (ADULT_ZH, "zh"), (NEUTRAL_EN, "en"), (HEALTH_EN, "en"),
+              ("two girls one cup, s & m and S/M; ball gag", "en")]
+    got = [S._adult_word_count(t, lang, None, S.ADULT_MAX_CHARS, True) for t, lang in cases]
+    assert got == [_adult_word_count_definition(t, lang) for t, lang in cases]
+    assert sum(h > 0 for h, _n in got) > 20
