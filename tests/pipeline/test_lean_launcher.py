@@ -111,3 +111,35 @@ def test_assay_run_main_process_never_imports_pandas(tmp_path):
     line = next(x for x in out if x.startswith("MAIN"))
     assert line == "MAIN False True system", line
     assert list((tmp_path / "run" / "output").rglob("*.parquet"))
+
+
+class _Prep:
+    def __init__(self, log: Path, fail: bool = False):
+        self.log, self.fail = log, fail
+
+    def prepare_run(self):
+        import os
+
+        with open(self.log, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        if self.fail:
+            raise RuntimeError("prepare failed")
+        return True
+
+
+def test_prepare_steps_run_once_in_a_child_and_raise_here_when_it_fails(tmp_path):
+    """``prepare_run`` (the decontamination index build) runs in a forked child, so the launching process
+    does not keep what it built; a prepare that fails in the child runs again here and raises here."""
+    import os
+
+    from assay.pipeline.executors import prepare_steps
+
+    log = tmp_path / "ok.txt"
+    prepare_steps([[_Prep(log), object()], [_Prep(log)]])
+    pids = log.read_text().split()
+    assert len(pids) == 2 and len(set(pids)) == 1 and int(pids[0]) != os.getpid()
+    bad = tmp_path / "bad.txt"
+    with pytest.raises(RuntimeError, match="prepare failed"):
+        prepare_steps([[_Prep(bad, fail=True)]])
+    pids = bad.read_text().split()
+    assert len(pids) == 2 and int(pids[0]) != os.getpid() and int(pids[1]) == os.getpid()
