@@ -296,6 +296,9 @@ def run(
         now = f"; {progress.current} had {running[0]}/{running[1]} tasks done" if running else ""
         return f"interrupted: finished {done}{now}; resume with: {_resume_command()}"
 
+    from assay.pipeline.lean import lean_launcher
+
+    lean_launcher()  # this process exits after the run: no pandas, allocators that give memory back (pipeline/lean.py)
     try:
         with _ctrl_c_watchdog(interrupted_line):
             result = run_recipe(rec, output, on_phase=on_phase)

@@ -699,12 +699,34 @@ PhaseEvent = Callable[[str, int, PipelineExecutor], None]
 def prepare_steps(pipelines: Sequence[Sequence[Any]]) -> None:
     """Call ``prepare_run()`` once, in the launching process, on every step of the pipelines that has one
     (the decontamination step builds its cached index): work that each task would otherwise repeat on a
-    cold cache, at the same time, on every worker (datatrove has no such hook)."""
-    for pipeline in pipelines:
-        for step in pipeline:
-            prepare = getattr(step, "prepare_run", None)
-            if callable(prepare):
+    cold cache, at the same time, on every worker (datatrove has no such hook).
+
+    In a forked child where the system can fork: what a prepare builds (the decontamination index: about
+    120 MiB on a cold cache) is written to its cache and needed by the tasks, not by this process, which
+    otherwise kept that memory through the run (the launching process runs the small phases inline and was
+    the run's largest). A child that fails leaves the prepares to this process, so errors raise here."""
+    prepares = [p for pipeline in pipelines for step in pipeline if callable(p := getattr(step, "prepare_run", None))]
+    if prepares and hasattr(os, "fork") and _prepare_in_child(prepares):
+        return
+    for prepare in prepares:
+        prepare()
+
+
+def _prepare_in_child(prepares: Sequence[Callable[[], Any]]) -> bool:
+    """Call ``prepares`` in a forked child; whether it exited with success."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller's code
+        code = 1
+        try:
+            for prepare in prepares:
                 prepare()
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
 
 
 def run_phases(

@@ -246,6 +246,21 @@ def _local_folder(output_folder: Any) -> Path:
     return Path(s.removeprefix("file://"))
 
 
+
+def _int_column(table, name: str):
+    """``table.column(name).to_numpy()`` of an integer column without nulls, read from its data buffer.
+    pyarrow's ``to_numpy`` converts through its pandas layer, which imports pandas (about 47 MiB in the
+    process that writes the shards, which needs pandas for nothing else); a column with nulls or another
+    type still goes through ``to_numpy``."""
+    import numpy as np
+    import pyarrow as pa
+
+    arr = table.column(name).combine_chunks()
+    if arr.null_count or not pa.types.is_integer(arr.type):
+        return table.column(name).to_numpy()
+    dtype = np.dtype(f"{'i' if pa.types.is_signed_integer(arr.type) else 'u'}{arr.type.bit_width // 8}")
+    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+
 def _write_parquet_atomically(table, final: Path, *, row_group_rows: int, row_group_bytes: int,
                               metadata: dict[str, str], dictionary_columns: list[str],
                               statistics_columns: list[str], compression_level: int | None = None,
@@ -455,11 +470,11 @@ class ShardWriter(PipelineStep):
 
         with pa.memory_map(str(staged), "r") as source:
             table = ipc.open_file(source).read_all()
-            key = table.column("_key").to_numpy()
-            tie = table.column("_tie").to_numpy()
+            key = _int_column(table, "_key")
+            tie = _int_column(table, "_tie")
             order = np.lexsort((tie, key))
-            rowbytes = table.column("_rowbytes").to_numpy()[order]
-            tokens = table.column("token_count").to_numpy()[order]
+            rowbytes = _int_column(table, "_rowbytes")[order]
+            tokens = _int_column(table, "token_count")[order]
             written = []
             meta = {
                 "assay.schema_version": SCHEMA_VERSION,

@@ -187,10 +187,11 @@ def group_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     hash table (``pandas.factorize``): the n-gram statistics group every window of a page, and sorting
     them cost several times more. pandas is loaded in every worker anyway (pyarrow's first array imports
     it); imported here on first use, not with this module."""
-    if values.dtype == np.uint64 and _UINT64_TABLE:
+    table = _UINT64_TABLE or _uint64_table()
+    if values.dtype == np.uint64 and table[0] is not None:
         # pandas.factorize's own hash table, called directly: the same codes, without factorize's checks
         # of its argument (about half the time of a call on the few hundred windows of a short page)
-        uniques, codes = _UINT64_TABLE[0](len(values)).factorize(values)
+        uniques, codes = table[0](len(values)).factorize(values)
         return codes, np.bincount(codes, minlength=len(uniques))
     import pandas as pd
 
@@ -199,15 +200,18 @@ def group_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _uint64_table() -> list:
-    """``[pandas' UInt64HashTable]``, or ``[]`` where this pandas has none (then ``pandas.factorize``)."""
+    """``[pandas' UInt64HashTable]``, or ``[None]`` where this pandas has none (then ``pandas.factorize``),
+    looked up at the first call and kept in ``_UINT64_TABLE``: importing this module (as the launching
+    process does to build a run's phases) does not import pandas (about 47 MiB of resident memory)."""
     try:
         from pandas._libs.hashtable import UInt64HashTable  # noqa: PLC0415
     except ImportError:
-        return []
-    return [UInt64HashTable]
+        UInt64HashTable = None
+    _UINT64_TABLE[:] = [UInt64HashTable]
+    return _UINT64_TABLE
 
 
-_UINT64_TABLE = _uint64_table()
+_UINT64_TABLE: list = []  # filled by _uint64_table() at the first group_codes call
 
 
 def _top_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.ndarray | None = None

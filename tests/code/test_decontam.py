@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 
 import numpy as np
@@ -246,7 +247,7 @@ def test_packed_bit_setting_equals_the_per_hash_or(monkeypatch):
 def test_index_built_once_before_the_tasks_of_a_run(tmp_path, monkeypatch):
     """On a cold cache every task built the index at the same time (about 6 CPU-s each on the default recipe's
     eval sets). ``run_phases`` calls the step's ``prepare_run`` once in the launching process: the index is
-    cached before the phase starts, and a warm cache is not even read there."""
+    cached before the phase starts (built in a forked child), and a warm cache is not even read there."""
     from datatrove.pipeline.readers import JsonlReader
 
     from assay.pipeline.executors import make_executor, run_phases
@@ -260,9 +261,15 @@ def test_index_built_once_before_the_tasks_of_a_run(tmp_path, monkeypatch):
     docs.mkdir()
     for i in range(3):
         (docs / f"{i}.jsonl").write_text(json.dumps({"id": str(i), "text": f"page {i} about water"}) + "\n")
-    builds = []
+    built = tmp_path / "builds.txt"  # one line per build, with the building process (a child: see below)
     real_build = decontam.build_index
-    monkeypatch.setattr(decontam, "build_index", lambda *a, **k: builds.append(1) or real_build(*a, **k))
+
+    def build(*a, **k):
+        with open(built, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return real_build(*a, **k)
+
+    monkeypatch.setattr(decontam, "build_index", build)
     seen = []
 
     def on_phase(event, i, ex):
@@ -274,7 +281,10 @@ def test_index_built_once_before_the_tasks_of_a_run(tmp_path, monkeypatch):
                        inline_inputs=[str(docs)])
     run_phases([ex], on_phase=on_phase)
     assert len(seen) == 1 and len(seen[0]) == 1  # cached before the phase started
-    assert builds == [1]  # and the three tasks (in this process here) loaded it
+    builds = built.read_text().split()
+    assert len(builds) == 1  # and the three tasks (in this process here) loaded it
+    # built in a forked child where the system forks: the launching process does not keep the index's memory
+    assert (int(builds[0]) != os.getpid()) == hasattr(os, "fork")
     assert step.prepare_run() is False  # warm: nothing built, nothing read
     monkeypatch.setattr(decontam, "cached_index", lambda *a, **k: pytest.fail("a warm cache was read"))
     assert decontam.ensure_index_cached([str(tmp_path / "qa.jsonl")], missing="error", **step._index_kw()) is False
