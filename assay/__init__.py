@@ -17,7 +17,3 @@ __all__ = ["__version__"]
 from assay import _deferred  # noqa: E402
 
 _deferred.install()  # huggingface_hub's file system client (datatrove.io) and Hub writers (datatrove writers): unused by assay
-
-from assay import _depcheck  # noqa: E402
-
-_depcheck.install()  # datatrove's per-step dependency check without parsing every installed package's metadata

@@ -404,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
 
         prep = warm_assay_caches(folders[scales[0]], work / "assay_prepare")
         print(f"assay one-time preparation per machine (decontamination index cache): {prep:.1f} CPU-s, done "
-              "before the timed runs (a cold first run builds it once in its launching process)")
+              "before the timed runs (a cold first run builds it once, in a child of its launching process)")
         results: dict[tuple[str, int], list[dict]] = defaultdict(list)
         outputs: dict[tuple[str, int], tuple] = {}
         for si, scale in enumerate(scales):

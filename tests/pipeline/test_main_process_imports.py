@@ -22,7 +22,7 @@ def _run(code: str) -> str:
 def test_dependency_check_gives_datatrove_answers_reading_one_metadata_file():
     out = _run("""
         import importlib.metadata as im, json
-        import assay
+        import assay.stages  # installs the fast check
         from datatrove.utils import _import_utils as iu
         fast = iu._is_distribution_available
         original = fast._assay_original  # datatrove's own function, unwrapped
@@ -45,7 +45,7 @@ def test_dependency_check_gives_datatrove_answers_reading_one_metadata_file():
 
 def test_steps_still_refuse_a_missing_dependency_and_build_with_present_ones():
     out = _run("""
-        import assay
+        import assay.stages  # installs the fast check
         from datatrove.pipeline.base import PipelineStep
         from assay.stages.web.warc import WarcReader  # requires warcio
         class Needs(PipelineStep):
