@@ -246,7 +246,6 @@ def _local_folder(output_folder: Any) -> Path:
     return Path(s.removeprefix("file://"))
 
 
-
 def _int_column(table, name: str):
     """``table.column(name).to_numpy()`` of an integer column without nulls, read from its data buffer.
     pyarrow's ``to_numpy`` converts through its pandas layer, which imports pandas (about 47 MiB in the
@@ -260,6 +259,7 @@ def _int_column(table, name: str):
         return table.column(name).to_numpy()
     dtype = np.dtype(f"{'i' if pa.types.is_signed_integer(arr.type) else 'u'}{arr.type.bit_width // 8}")
     return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+
 
 def _write_parquet_atomically(table, final: Path, *, row_group_rows: int, row_group_bytes: int,
                               metadata: dict[str, str], dictionary_columns: list[str],
