@@ -143,7 +143,9 @@ class QualityModel:
         if views is None and raw is not None:
             views = self.prose_lines(raw)
         if views is not None:
-            j = [i for i, v in enumerate(views) if v is not None]  # texts that lose a line
+            # texts that lose a line, and whose view line is not the whole text's line (only blank lines lost): the
+            # score of that one is p itself, (p + p) / 2 == p exactly
+            j = [i for i, v in enumerate(views) if v is not None and v != lines[i]]
             if j:
                 pv = self._positive_probs([views[i] for i in j])
                 p[j] = (p[j] + pv) / 2

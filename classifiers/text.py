@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 _WS = re.compile(r"\s+")
 _DIGITS = re.compile(r"\d")
@@ -150,11 +150,35 @@ def normalize_all(text: str, norms: list[Normalization]) -> list[str]:
             v = " ".join(v.split())  # same as collapsing \s+ and stripping
             if key[-1] is None or len(v) > n.max_chars:  # (a prefix line no longer than max_chars: the whole text)
                 break
-        if n.max_chars and len(v) > n.max_chars:
-            cut = v.rfind(" ", 0, n.max_chars)
-            v = v[: cut if cut > n.max_chars // 2 else n.max_chars]
-        out.append(v)
+        out.append(_cut_line(v, n.max_chars))
     return out
+
+
+def _cut_line(v: str, max_chars: int) -> str:
+    """``normalize``'s last step: a line longer than ``max_chars`` cut at its last space before ``max_chars`` (at
+    ``max_chars`` when that space lies in the first half). What it keeps depends only on ``v[:max_chars]`` and on
+    whether ``v`` is longer: so cutting a line already cut to a larger ``max_chars`` gives the same."""
+    if max_chars and len(v) > max_chars:
+        cut = v.rfind(" ", 0, max_chars)
+        v = v[: cut if cut > max_chars // 2 else max_chars]
+    return v
+
+
+def line_from_known(norm: Normalization, text_len: int, known: dict[Normalization, str] | None) -> str | None:
+    """``normalize(text, norm)`` from ``known`` (``{normalisation: normalize(text, it)}`` of the same ``text``, of
+    length ``text_len``) where one of them differs from ``norm`` only by a larger ``max_chars`` (or none: 0) and
+    both read the whole text (``text_len <= 4 * norm.max_chars``): every step before the cut to ``max_chars`` gives
+    the same line, and ``_cut_line`` of a line cut to a larger bound is the cut of the line. ``None`` otherwise."""
+    if not known:
+        return None
+    if norm in known:
+        return known[norm]
+    if not norm.max_chars or text_len > 4 * norm.max_chars:
+        return None
+    for n, line in known.items():
+        if (not n.max_chars or n.max_chars > norm.max_chars) and n == replace(norm, max_chars=n.max_chars):
+            return _cut_line(line, norm.max_chars)
+    return None
 
 
 def n_tokens(text: str) -> int:

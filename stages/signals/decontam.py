@@ -352,6 +352,7 @@ class _Vocab:
         self.tokens: list[str] = []
         self.h = np.empty(1024, dtype=np.uint64)
         self.ident = np.empty(1024, dtype=bool)
+        self.low = np.full(1024, -1, dtype=np.int64)  # each id's lower-cased token's id (-1: not asked yet)
 
     def lookup(self, tokens: list[str]) -> np.ndarray:
         """The id of each of ``tokens`` (int64), adding the tokens not seen before."""
@@ -367,6 +368,7 @@ class _Vocab:
                 size = max(stop, 2 * len(self.h))
                 self.h = np.concatenate([self.h[:start], np.empty(size - start, dtype=np.uint64)])
                 self.ident = np.concatenate([self.ident[:start], np.empty(size - start, dtype=bool)])
+                self.low = np.concatenate([self.low[:start], np.full(size - start, -1, dtype=np.int64)])
             self.h[start:stop] = token_hashes(new)
             self.ident[start:stop] = np.fromiter((bool(_IDENT.match(t)) and t not in _KEYWORDS for t in new),
                                                  dtype=bool, count=len(new))
@@ -374,10 +376,16 @@ class _Vocab:
         return ids
 
     def lowered(self, ids: np.ndarray) -> np.ndarray:
-        """The ids of the tokens ``ids`` lower-cased (looked up once per distinct token)."""
-        uniq = np.unique(ids)
-        low = self.lookup([t.lower() for t in map(self.tokens.__getitem__, uniq.tolist())])
-        return low[np.searchsorted(uniq, ids)]
+        """The ids of the tokens ``ids`` lower-cased (each id's lower-cased id is looked up once, the first time
+        it is asked for, and kept in ``low``)."""
+        out = self.low[ids]
+        miss = out < 0
+        if miss.any():
+            uniq = np.unique(ids[miss])
+            low = self.lookup([t.lower() for t in map(self.tokens.__getitem__, uniq.tolist())])
+            self.low[uniq] = low  # (lookup may have grown the arrays: ``self.low`` is read after it)
+            out = self.low[ids]
+        return out
 
 
 _VOCAB = _Vocab()

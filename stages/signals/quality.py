@@ -20,6 +20,10 @@ SCORED = TextMemo(max_chars=WHOLE_TEXT_MAX_CHARS)
 # thousand characters) and the same prose view line (``QualityModel.prose_lines``: the lines of 10+ words, which a
 # longer prefix may add to), the score is the same number
 SCORED_LINES = TextMemo()
+# {Normalization: normalised line} of the documents scored on their whole text, for the web quality step, whose
+# models normalise the same text (``assay.classifiers.text.line_from_known``: the multilingual web model's line is
+# the stem model's cut shorter)
+LINES = TextMemo(max_chars=WHOLE_TEXT_MAX_CHARS)
 
 # which models apply to which source (only models listed in ``models`` are ever loaded/used)
 DEFAULT_SOURCES: dict[str, list[str]] = {"web": ["web", "stem"], "code": ["code", "code_corruption"],
@@ -105,6 +109,7 @@ class QualityScores(PipelineStep):
         normalized: dict[tuple, list[str]] = {}  # one normalisation pass per distinct config (web+stem share)
         known: dict[int, dict[str, float]] = {}  # batch index -> {model path: score}, for SCORED
         known_lines: dict[int, dict[str, tuple[str, str | None, float]]] = {}  # with the line and view line, for SCORED_LINES
+        lines: dict[int, dict] = {}  # batch index -> {Normalization: line}, for LINES
         for m in self.models:
             key = self.keys[m]
             idx = []
@@ -135,6 +140,8 @@ class QualityScores(PipelineStep):
                     known.setdefault(i, {})[str(model.path)] = float(s)
                 if SCORED_LINES.active and len(batch[i].text) > WHOLE_TEXT_MAX_CHARS:
                     known_lines.setdefault(i, {})[str(model.path)] = (normalized[nkey][j], views[j], float(s))
+                if LINES.active and len(batch[i].text) <= WHOLE_TEXT_MAX_CHARS:
+                    lines.setdefault(i, {})[model.normalization] = normalized[nkey][j]
             self.stat_update(f"scored/{m}", value=len(idx))
         for i, by_model in known.items():
             text = batch[i].text
@@ -142,6 +149,10 @@ class QualityScores(PipelineStep):
                 SCORED.put(batch[i].id, text, by_model)
         for i, by_model in known_lines.items():
             SCORED_LINES.put(batch[i].id, batch[i].text, by_model)
+        for i, by_norm in lines.items():
+            text = batch[i].text
+            if len(text) <= self.text_max_chars:  # normalised from the whole text
+                LINES.put(batch[i].id, text, by_norm)
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         from assay.stages.common.batching import batched

@@ -162,3 +162,42 @@ def test_normalize_all_of_long_texts_equals_the_definition(shared_data):
             assert T.normalize_all(t, norms) == [_reference_normalize(t, n) for n in norms]
     long_ws = "word " * 10 + " " * 40_000 + "end " * 5000  # the prefix line is too short: the whole text
     assert T.normalize_all(long_ws, shipped) == [_reference_normalize(long_ws, n) for n in shipped]
+
+
+@pytest.mark.shared_data
+def test_line_from_known_equals_normalize_of_the_text(shared_data):
+    """``line_from_known`` (the multilingual web model's line read from the stem model's, cut shorter; what the web
+    quality step takes from the quality_scores step) is ``normalize``'s definition (``_reference_normalize``) of the
+    text, on real pages (many scripts) cut to lengths around the bounds where the two normalisations read the whole
+    text and where their prefix cuts begin; and ``None`` where the shorter one reads less than the whole text or the
+    normalisations differ by more than ``max_chars``."""
+    import random
+
+    from assay.classifiers.text import line_from_known
+
+    gold = sorted((shared_data / "html/ir_chaos/gold").glob("*.txt"))[::3]
+    pages = [p.read_text(encoding="utf-8", errors="replace") for p in gold]
+    long = "\n".join(pages)
+    rng = random.Random(7)
+    texts = pages + [long[s: s + n] for s in range(0, 50_000, 7_001)
+                     for n in (4_000, 5_000, 5_001, 9_999, 10_001, 15_999, 16_000, 16_001, rng.randint(1, 20_000))]
+    texts += ["", "   ", "١٢٣ abc", "word, " * 2000]
+    stem = Normalization(lowercase=True, digits="0", max_chars=8000, nfkc=True, split_punct=True)
+    web_ml = Normalization(lowercase=True, digits="0", max_chars=4000, nfkc=True, split_punct=True)
+    other = Normalization(lowercase=False, digits="0", max_chars=4000, nfkc=True, split_punct=True)
+    unbounded = Normalization(lowercase=True, digits="0", max_chars=0, nfkc=True, split_punct=True)
+    used = 0
+    for t in texts:
+        known = {stem: normalize(t, stem)}
+        got = line_from_known(web_ml, len(t), known)
+        if len(t) > 4 * web_ml.max_chars:
+            assert got is None
+        else:
+            used += 1
+            assert got == _reference_normalize(t, web_ml)
+        assert line_from_known(other, len(t), known) is None
+        assert line_from_known(stem, len(t), known) is known[stem]
+        if len(t) <= 16_000:
+            assert line_from_known(web_ml, len(t), {unbounded: normalize(t, unbounded)}) == _reference_normalize(t, web_ml)
+    assert used > 30
+    assert line_from_known(web_ml, 10, None) is None and line_from_known(web_ml, 10, {}) is None
