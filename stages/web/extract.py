@@ -116,6 +116,7 @@ _PH_RE = re.compile(_PH_OPEN + r"(\d+)" + _PH_CLOSE)
 _LANG_CLASS_RE = re.compile(
     r"(?:^|\s)(language|lang|brush|highlight-source|sourcecode|prettyprint-lang|code|syntax|hljs|highlight)"
     r"[-_:]\s*([A-Za-z0-9_+#.\-]+)", re.I)
+_LANG_TOKEN_SPLIT_RE = re.compile(r"[\s;:]+")
 _STRONG_LANG_PREFIXES = {"language", "lang", "brush", "highlight-source", "sourcecode", "prettyprint-lang"}
 _KNOWN_LANGS = {
     "python", "py", "javascript", "js", "typescript", "ts", "java", "c", "cpp", "c++", "csharp", "cs", "go",
@@ -197,6 +198,11 @@ def _sentence_breaks(text: str) -> int:
 
 _NEGATED_TOKEN_RE = re.compile(r"(?:^|\s)no[-_]\S*")
 _LINENO_HINTS = ("linenos", "gutter", "lntd", "lineno", "line-numbers", "hljs-ln", "blob-num", "linenodiv")
+# line-number gutters inside a code block (``_Rewriter._code_text``); ``_PRE_MARKUP_SELECTOR``: those or a <br> in any
+# <pre>, asked once on pages with ``_PRE_QUERY_MIN`` or more blocks
+_CODE_GUTTER_SELECTOR = ".gutter, .linenos, .line-numbers-rows, .lineno, .ln"
+_PRE_MARKUP_SELECTOR = "pre br, " + ", ".join("pre " + c for c in _CODE_GUTTER_SELECTOR.split(", "))
+_PRE_QUERY_MIN = 8
 _LINENO_SELECTOR = ("td.linenos, td.gutter, td.gl, td.blob-num, table.lntable td.lntd:first-child, pre.lineno, "
                     ".linenodiv, .line-numbers-rows, .hljs-ln-numbers, pre .linenos, pre .lnt")
 # literal-prefixed patterns let the regex engine skip ahead quickly; single-quoted attributes are
@@ -766,11 +772,12 @@ class _Rewriter:
 
     # -- code ------------------------------------------------------------------------------------
     @staticmethod
-    def _language_candidates(el):
+    def _language_candidates(el, inner_code: bool = True):
         """The attribute strings ``_language`` reads, in its order: the element's ``<code>`` child, the
         element, and two ancestors; made one at a time (most blocks name their language on the first two,
-        and each ancestor costs a node object)."""
-        inner = el.query_selector("code")
+        and each ancestor costs a node object). ``inner_code=False``: the caller knows ``el`` holds no
+        ``<code>``."""
+        inner = el.query_selector("code") if inner_code else None
         if inner is not None:
             yield (inner.getattr("class") or "") + " " + (inner.getattr("data-lang") or "")
         node = el
@@ -784,25 +791,28 @@ class _Rewriter:
                 break
 
     @staticmethod
-    def _language(el) -> str:
-        for c in _Rewriter._language_candidates(el):
+    def _language(el, inner_code: bool = True) -> str:
+        for c in _Rewriter._language_candidates(el, inner_code):
             for m in _LANG_CLASS_RE.finditer(c):
                 lang = m.group(2).lower().strip(".;")
                 if not lang or lang in ("none", "block", "wrapper", "container", "text-wrapper"):
                     continue
                 if m.group(1).lower() in _STRONG_LANG_PREFIXES or lang in _KNOWN_LANGS:
                     return _LANG_ALIASES.get(lang, lang)
-            for tok in re.split(r"[\s;:]+", c.lower()):
+            for tok in _LANG_TOKEN_SPLIT_RE.split(c.lower()):
                 if tok in _KNOWN_LANGS and tok not in ("text", "c", "r"):
                     return _LANG_ALIASES.get(tok, tok)
         return ""
 
-    def _code_text(self, el) -> str:
-        for br in el.query_selector_all("br").values():
-            self._replace_with_text(br, "\n")
-        # line-number gutters
-        for g in el.query_selector_all(".gutter, .linenos, .line-numbers-rows, .lineno, .ln").values():
-            g.decompose()
+    def _code_text(self, el, markup: bool = True) -> str:
+        """The text of code element ``el``, ``<br>`` as newlines, line-number gutters dropped, blank first and
+        last lines off. ``markup=False``: the caller knows ``el`` holds neither (spares two subtree queries)."""
+        if markup:
+            for br in el.query_selector_all("br").values():
+                self._replace_with_text(br, "\n")
+            # line-number gutters
+            for g in el.query_selector_all(_CODE_GUTTER_SELECTOR).values():
+                g.decompose()
         text = el.text or ""
         text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ")
         lines = text.split("\n")
@@ -828,14 +838,21 @@ class _Rewriter:
             return
         self._drop_line_numbers(doc)
         pres, inline = self._walk()[:2]
+        # on pages with many blocks, one query each tells whether any <pre> holds a <br> or gutter or a <code>,
+        # or sits in a <figure> (most pages: none), instead of three subtree queries and an ancestor search per
+        # block. Exact: until a block comes up, the rewrite only removes nodes (and adds none of these), so a
+        # block holds or sits in what the query at the start finds for it
+        many = len(pres) >= _PRE_QUERY_MIN
+        pre_markup = not many or doc.query_selector(_PRE_MARKUP_SELECTOR) is not None
+        in_figure = not many or doc.query_selector("figure pre") is not None
+        pre_code = not many or doc.query_selector("pre code") is not None
         for pre in pres:
             _check_deadline(self.deadline)
             if not doc.contains(pre):
-                continue  # nested <pre> already consumed by its outer block
-            if pre.parent is not None and hasattr(pre.parent, "closest") and pre.parent.closest("pre") is not None:
-                continue
-            lang = self._language(pre)
-            code = self._code_text(pre)
+                continue  # a <pre> inside another one: its outer block (earlier in document order, rewritten
+                # below or decomposed) took it out of the document
+            lang = self._language(pre, pre_code)
+            code = self._code_text(pre, pre_markup)
             if not code.strip():
                 pre.decompose()
                 continue
@@ -848,7 +865,7 @@ class _Rewriter:
             pre.inner_text = tok
             # resiliparse's main-content extractor drops <figure> (Jekyll/GitHub Pages wrap code in
             # <figure class="highlight">): put the block in the figure's place
-            fig = pre.closest("figure")
+            fig = pre.closest("figure") if in_figure else None
             if fig is not None and fig.query_selector("img, video, picture, svg") is None:
                 repl = self.tree.create_element("pre")
                 repl.append_child(self.tree.create_text_node(tok))
@@ -993,7 +1010,8 @@ class _Rewriter:
         cmt">``, "doc-comment"), and both resiliparse's comment removal and the widget layer drop blocks so
         named. A block (not an inline ``<span>``: Wikipedia's hidden "citation-comment" errors) named so that
         holds code and none of a reader comment's marks (author, avatar, date, reply, form) loses the name."""
-        if not any(_COMMENT_TOKEN_RE.search(t) for t in self.class_tokens if "omment" in t):
+        if "omment" not in self.attr_text or not any(_COMMENT_TOKEN_RE.search(t) for t in self.class_tokens
+                                                     if "omment" in t):
             return
         for el in doc.query_selector_all('[class*="omment"]').values():
             cls = el.getattr("class") or ""
@@ -1196,6 +1214,26 @@ def _is_credited_caption(key: str) -> bool:
     return ":" in key[-80:] and _CREDIT_LABEL_RE.search(key, max(0, len(key) - 80)) is not None
 
 
+# the characters that an ASCII letter of a case-insensitive regex matches and ``str.lower`` does not make that
+# letter (dotted and dotless i, long s; the Kelvin sign lower-cases to "k"): on text without them, a literal
+# found by the regex is found in the text lower-cased
+_FOLD_ONLY_CHARS = ("\u0130", "\u0131", "\u017f")
+
+
+def _lower_folds_like_re(s: str) -> bool:
+    return s.isascii() or not any(c in s for c in _FOLD_ONLY_CHARS)
+
+
+def _may_be_meta_line(key: str) -> bool:
+    """False when ``_META_LINE_RE`` cannot match ``key``: every branch needs ":", "©", "copyright", "(c)" or
+    "read" ("5 min read"), looked for in ``key`` lower-cased (``_lower_folds_like_re``); spares a regex that
+    tries a 40-character look-ahead at every line."""
+    if ":" in key or "\u00a9" in key or not _lower_folds_like_re(key):
+        return True
+    low = key.lower()
+    return "read" in low or "copyright" in low or "(c)" in low
+
+
 def _restore(text: str, rw: _Rewriter) -> str:
     def sub(m: re.Match) -> str:
         i = int(m.group(1))
@@ -1233,8 +1271,8 @@ def _restore(text: str, rw: _Rewriter) -> str:
                             or not key[:1].isalpha() and _COUNTER_LINE_RE.match(key)
                             or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)):
                 continue
-            if (8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key.lstrip(_CHROME_STRIP)) or _META_LINE_RE.match(key)
-                    or n <= 16 and _TIME_LINE_RE.fullmatch(key)):
+            if (8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key.lstrip(_CHROME_STRIP))
+                    or _may_be_meta_line(key) and _META_LINE_RE.match(key) or n <= 16 and _TIME_LINE_RE.fullmatch(key)):
                 continue
             if n <= 120 and _CREDIT_LINE_KEYS_RE.search(key) and _CREDIT_LINE_RE.fullmatch(key):
                 continue
@@ -1917,6 +1955,47 @@ def _link_text_at(html: str, key: str, start: int = 0) -> int:
     return -1
 
 
+# what may precede a link's text inside the link: whitespace and whole tags (``_link_text_at``'s test)
+_LINK_TEXT_LEAD_RE = re.compile(r"(?:\s|<[^<>]*>)*")
+_LINK_START_INDEX_MIN = 16  # candidate lines on a page that pay for ``_link_text_starts``
+
+
+def _link_text_starts(html: str, begin: int = 0) -> dict[str, list[int]]:
+    """Every position at or after ``begin`` where ``_link_text_at`` may find a link's text, by the 4 characters
+    there: after each ``<a`` start tag, the first character that is neither whitespace nor in a whole tag, and
+    the tags before it (what ``html[gt + 1:pos]`` may hold). One pass over the anchors instead of a scan of the
+    page's tail per line: a line found at none of them is no link's text (``_link_text_at`` returns -1). The
+    anchor of a text at or after ``begin`` is the last one before the text, so none before the last anchor
+    before ``begin`` is read."""
+    starts: dict[str, list[int]] = {}
+    i = html.find("<a", max(0, _anchor_open_before(html, begin)))
+    while i != -1:
+        if html[i + 2:i + 3] in (" ", ">", "\n", "\t", "\r"):
+            gt = html.find(">", i)
+            if gt < 0:
+                break
+            end = _LINK_TEXT_LEAD_RE.match(html, gt + 1).end()
+            p = html.find("<", gt + 1, end)
+            while p != -1:
+                starts.setdefault(html[p:p + 4], []).append(p)
+                p = html.find("<", p + 1, end)
+            starts.setdefault(html[end:end + 4], []).append(end)
+        i = html.find("<a", i + 2)
+    return starts
+
+
+def _may_be_link_text(html: str, key: str, start: int, starts: dict[str, list[int]]) -> bool:
+    """False when ``_link_text_at(html, key, start)`` is -1 for sure: its needle (``key`` up to its first
+    non-ASCII character) begins at none of the link-text positions ``starts`` at or after ``start``."""
+    needle = key
+    if not key.isascii():
+        cut = next(i for i, ch in enumerate(key) if ord(ch) > 127)
+        if cut < _LINKED_TEASER_NEEDLE:
+            return False
+        needle = key[:cut]
+    return any(p >= start and html.startswith(needle, p) for p in starts.get(needle[:4], ()))
+
+
 def _linked_teasers(lines: list[str], prose: list[int], start: int, html: str) -> set[int]:
     """Lines at or after ``start`` (the story's end, ``_story_end``) that are teaser headlines (not prose, at
     least ``_LINKED_TEASER_MIN_WORDS`` words, the whole text of a link: ``_link_text_at``) and, between two
@@ -1940,7 +2019,13 @@ def _linked_teasers(lines: list[str], prose: list[int], start: int, html: str) -
     if last is not None:
         cursor = max(0, html.rfind(_line_key(lines[last])[:_BODY_MATCH_ENDS]))
     heads = []
+    last_tick = html.rfind("`")  # inline code reads `x` in a line, <code>x</code> in the source
+    starts = _link_text_starts(html, cursor) if len(cands) >= _LINK_START_INDEX_MIN else None
     for i, s in cands:
+        if last_tick < cursor and "`" in s:
+            continue  # (what ``_link_text_at`` would find: the line is nowhere in the source after ``cursor``)
+        if starts is not None and not _may_be_link_text(html, s, cursor, starts):
+            continue
         at = _link_text_at(html, s, cursor)
         if at >= 0:
             heads.append(i)
@@ -2068,6 +2153,19 @@ _CTA_KEYS = ("sign up", "signing up", "subscribe", "newsletter", "like us on", "
              "screen name", "found an error", "give us feedback", "story idea")
 
 
+# ``_CTA_KEYS`` and "we're on " ("We're on Twitter"): a literal of every branch of ``_CTA_RE``, for one line
+_CTA_LINE_KEYS = _CTA_KEYS + ("we're on ",)
+
+
+def _may_be_cta_line(line: str) -> bool:
+    """False when ``_CTA_RE`` cannot match ``line``: none of ``_CTA_LINE_KEYS`` in it lower-cased
+    (``_lower_folds_like_re``); about a fifth of the regex's cost per line."""
+    if not _lower_folds_like_re(line):
+        return True
+    low = line.lower()
+    return any(k in low for k in _CTA_LINE_KEYS)
+
+
 def _drop_tail_calls_to_action(text: str) -> str:
     """``_drop_calls_to_action`` on a text (its lines and their prose lengths)."""
     lines = text.split("\n")
@@ -2094,7 +2192,7 @@ def _drop_calls_to_action(lines: list[str], prose: list[int], total: int, text: 
     low = "\n".join(lines[i:]).lower()
     if any(k in low for k in _CTA_KEYS):
         drop = {j for j in range(i, len(lines)) if 0 < len(lines[j]) <= _CTA_MAX_LINE and _PH_OPEN not in lines[j]
-                and _CTA_RE.search(lines[j])}
+                and _may_be_cta_line(lines[j]) and _CTA_RE.search(lines[j])}
     # literals of ``_CTA_HEAD_RE`` first, in the page's ``text`` when given (no join, no lower-casing)
     head = "\n".join(lines[:i]) if text is None else text
     if "ewsletter" in head or "EWSLETTER" in head or "posted to your" in head:

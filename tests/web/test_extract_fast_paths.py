@@ -89,3 +89,93 @@ def test_teaser_heading_at_is_the_first_heading_from_start(shared_data):
             assert X._teaser_heading_at(lines, start) == want
             hits += want is not None
     assert hits >= 20, hits  # pages with teaser headings were compared
+
+
+def _shortcut_pages(shared_data) -> list[str]:
+    """Pages with code blocks (the block loop's shortcuts) and every fifth other page (the linked-teaser index)."""
+    pages = _pages(shared_data)
+    return [p for i, p in enumerate(pages) if "<pre" in p.lower() or i % 5 == 0]
+
+
+def test_block_and_link_shortcuts_give_the_plain_results(shared_data, monkeypatch):
+    """With every shortcut on (one query per page for the blocks' <br>/gutters/<code>/<figure>, the index of link
+    texts for the linked teasers) and with none, each page's text and counters are the same."""
+    pages = _shortcut_pages(shared_data)
+    monkeypatch.setattr(X, "_PRE_QUERY_MIN", 1)
+    monkeypatch.setattr(X, "_LINK_START_INDEX_MIN", 1)
+    fast = [X.extract_html_detailed(p) for p in pages]
+    monkeypatch.setattr(X, "_PRE_QUERY_MIN", 10**9)
+    monkeypatch.setattr(X, "_LINK_START_INDEX_MIN", 10**9)
+    plain = [X.extract_html_detailed(p) for p in pages]
+    assert fast == plain
+    assert sum(st["n_code_blocks"] for _, st in plain) >= 20, "the comparison saw code blocks"
+
+
+def test_link_text_index_never_rules_out_a_link_text(shared_data):
+    """``_may_be_link_text`` is False only where ``_link_text_at`` finds nothing, for every line of four words or more
+    of the main text of real pages, searched from the page's start and from the line's own first occurrence."""
+    n_links = n_ruled_out = 0
+    for page in _shortcut_pages(shared_data)[:150]:
+        raw = X._extract_raw(page, True)
+        if raw is None:
+            continue
+        out, rw = raw
+        html = rw.html
+        index = {}
+        for line in {ln.strip() for ln in out.split("\n")}:
+            if line.count(" ") < 3 or X._PH_OPEN in line:
+                continue
+            first = html.find(line[:20])
+            for start in (0, max(0, first)):
+                if start not in index:
+                    index[start] = X._link_text_starts(html, start)
+                at = X._link_text_at(html, line, start)
+                ok = X._may_be_link_text(html, line, start, index[start])
+                assert ok or at < 0, (line, start, at)
+                n_links += at >= 0
+                n_ruled_out += not ok
+    assert n_links >= 50 and n_ruled_out >= 500, (n_links, n_ruled_out)
+
+
+@pytest.mark.parametrize("line", [
+    "Tags: python, sorting", "Read more: the sequel", "© 2020 Example", "Copyright 2019 Example Inc.", "(c) 2021 Example",
+    "COPYRIGHT EXAMPLE, ALL RIGHTS RESERVED", "4 min read", "12 Minute Read", "Photo credit: AP", "Tagged with: x",
+    "ſee alſo: the long s", "Copyrıght 2019 (a dotless i)", "Żółć – 3 min read",
+])
+def test_metadata_line_prefilter_keeps_every_match(line):
+    assert X._META_LINE_RE.match(line) and X._may_be_meta_line(line)
+
+
+@pytest.mark.parametrize("line", [
+    "Sign up now for our daily digest", "Subscribe to our weekly mail", "We're on Twitter", "We're also on Facebook",
+    "Like Truthdig on Facebook", "Join our Facebook page", "Download the Example app", "Forgot your password?",
+    "This article was originally published on The Conversation.", "Visit CNN.com/sport for more news",
+    "Get the latest stock price here.", "Quotes delayed by 15 minutes", "Have you found an error? Tell us.",
+    "FOLLOW US on Instagram", "Sıgn up now (a dotless i: the regex's case folding, not str.lower)",
+    "“Like us on Facebook” – Straße", "Privacy Policy · Terms of Service",
+])
+def test_call_to_action_prefilter_keeps_every_match(line):
+    assert X._CTA_RE.search(line) and X._may_be_cta_line(line)
+
+
+def test_line_prefilters_keep_every_match_on_real_lines(shared_data):
+    """Every line of the full-page text of real pages that ``_META_LINE_RE`` or ``_CTA_RE`` matches passes its
+    prefilter (``_may_be_meta_line``, ``_may_be_cta_line``), and the prefilters rule out most lines."""
+    n_lines = n_meta = n_cta = n_skipped = 0
+    for page in _pages(shared_data)[::3]:
+        raw = X._extract_raw(page, False)
+        if raw is None:
+            continue
+        for line in raw[0].split("\n"):
+            key = line.strip()
+            if not key:
+                continue
+            n_lines += 1
+            if X._META_LINE_RE.match(key):
+                n_meta += 1
+                assert X._may_be_meta_line(key), key
+            if X._CTA_RE.search(line):
+                n_cta += 1
+                assert X._may_be_cta_line(line), line
+            n_skipped += not X._may_be_cta_line(line)
+    assert n_meta >= 20 and n_cta >= 20 and n_skipped >= n_lines // 2, (n_lines, n_meta, n_cta, n_skipped)
