@@ -383,11 +383,13 @@ def step_modules(pipelines: Sequence[Sequence[Any]]) -> list[str]:
     return out
 
 
-# pyarrow and pandas (imported by pyarrow's first array: every worker writing a signal store or shards
-# imports both, about 0.25 CPU-s per worker process) start no thread when pyarrow's jemalloc runs without
-# its background thread (arrow allocates through mimalloc by default; its jemalloc only purges pages
-# itself then, no allocation changes). So the forkserver, started with that setting, preloads them too.
-ARROW_MODULES = ("pyarrow", "pyarrow.parquet", "pandas")
+# pyarrow (every worker writing a signal store or shards imports it, about 0.25 CPU-s per worker process)
+# starts no thread when pyarrow's jemalloc runs without its background thread (arrow allocates through
+# mimalloc by default; its jemalloc only purges pages itself then, no allocation changes). So the
+# forkserver, started with that setting, preloads it too, then ``assay.pipeline.lean_worker``: pyarrow told
+# there is no pandas (its first array imported all of pandas in every worker: about 50 MiB each) and pandas'
+# hash tables loaded without the pandas package (pipeline/lean.py)
+ARROW_MODULES = ("pyarrow", "pyarrow.parquet", "assay.pipeline.lean_worker")
 ARROW_JEMALLOC_ENV = "JE_ARROW_MALLOC_CONF"
 ARROW_JEMALLOC_QUIET = "background_thread:false"
 

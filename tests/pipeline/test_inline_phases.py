@@ -139,7 +139,7 @@ def _probe_threads(env_conf: str | None):
 
 def test_forkserver_preload_starts_no_thread():
     """The modules the forkserver preloads beyond the steps' own start no thread: it forks every worker,
-    and a fork copies no thread. pyarrow and pandas are among them only with pyarrow's jemalloc set to run
+    and a fork copies no thread. pyarrow (and the worker settings, pipeline/lean.py) are among them only with pyarrow's jemalloc set to run
     without its background thread (``arrow_modules`` sets that for the processes it starts; a user's own
     setting is kept, and then they are not preloaded: with the thread on, importing pyarrow starts it)."""
     from assay.pipeline.executors import ARROW_MODULES
@@ -148,7 +148,7 @@ def test_forkserver_preload_starts_no_thread():
         pytest.skip("needs /proc (Linux)")
     before, after, had_pyarrow, arrow = _probe_threads(None)
     assert not had_pyarrow
-    assert arrow == list(ARROW_MODULES) and "pandas" in arrow
+    assert arrow == list(ARROW_MODULES) and "assay.pipeline.lean_worker" in arrow
     assert after == before
     before, after, had_pyarrow, arrow = _probe_threads("background_thread:true")
     assert arrow == [] and after > before  # the user's setting: pyarrow's import starts the thread
