@@ -99,10 +99,16 @@ class LocalSettings(_Settings):
     inline_max_input_mb: float = Field(
         8.0, ge=0,
         description="a phase after `signals` whose run-local input (signal store, signatures) is smaller than this "
-        "runs its tasks one after the other in this process instead of starting a worker pool (same tasks, same "
-        "outputs; saves the pool's start-up and imports: about 1 CPU-second per phase). 8 MiB of signal store "
+        "runs its tasks one after the other in this process (or in a child forked for the phase: inline_in_child) "
+        "instead of starting a worker pool (same tasks, same outputs; saves the pool's start-up and imports: about 1 CPU-second per phase). 8 MiB of signal store "
         "is about 1,500 web pages: above it, the work outweighs a pool's start-up and the memory of a phase is "
         "better split over workers; 0 = always a pool")
+    inline_in_child: bool = Field(
+        True, description="a phase that runs its tasks in this process (inline_max_input_mb, or one worker) runs "
+        "them in a child forked from it for the phase, where the system can fork: what the phase allocates "
+        "(polars, its frames and row buffers, Arrow pages) goes away with the child instead of staying in this "
+        "process, which ran the small phases one after the other and kept part of each (bench_e2e set L: "
+        "launching process 216 MiB, its largest phase alone 156); same tasks, same outputs")
     preload: bool = Field(
         True, description="the forkserver imports the modules of every phase's steps once, so workers start "
         "from it with them loaded (forkserver start method only)")
@@ -383,11 +389,13 @@ def step_modules(pipelines: Sequence[Sequence[Any]]) -> list[str]:
     return out
 
 
-# pyarrow and pandas (imported by pyarrow's first array: every worker writing a signal store or shards
-# imports both, about 0.25 CPU-s per worker process) start no thread when pyarrow's jemalloc runs without
-# its background thread (arrow allocates through mimalloc by default; its jemalloc only purges pages
-# itself then, no allocation changes). So the forkserver, started with that setting, preloads them too.
-ARROW_MODULES = ("pyarrow", "pyarrow.parquet", "pandas")
+# pyarrow (every worker writing a signal store or shards imports it, about 0.25 CPU-s per worker process)
+# starts no thread when pyarrow's jemalloc runs without its background thread (arrow allocates through
+# mimalloc by default; its jemalloc only purges pages itself then, no allocation changes). So the
+# forkserver, started with that setting, preloads it too, then ``assay.pipeline.lean_worker``: pyarrow told
+# there is no pandas (its first array imported all of pandas in every worker: about 50 MiB each) and pandas'
+# hash tables loaded without the pandas package (pipeline/lean.py)
+ARROW_MODULES = ("pyarrow", "pyarrow.parquet", "assay.pipeline.lean_worker")
 ARROW_JEMALLOC_ENV = "JE_ARROW_MALLOC_CONF"
 ARROW_JEMALLOC_QUIET = "background_thread:false"
 
@@ -453,18 +461,125 @@ def frozen_gc():
 _FROZEN_DEPTH = 0  # frozen_gc calls holding their own freeze (0 or 1) in this process
 
 
+# modules the small phases' steps import when they run (the decisions and the output's manifest: polars,
+# about 0.3 CPU-s per import): imported in the launching process before it forks the first child for such a
+# phase, so that each child starts with them instead of importing them again. polars starts no pool thread
+# when imported (its thread pool starts at the first query): a child forked then runs its queries with a
+# pool of its own. In a process where a query has run already (polars' pool threads exist) no child is
+# forked (``can_fork_lean``): a fork would copy none of the pool's threads.
+INLINE_CHILD_MODULES = ("polars",)
+# names (/proc/self/task/*/comm) of threads that a fork would lose while they could hold what a child needs:
+# polars' query pool ("polars-0", ...) and its async runtimes
+_UNFORKABLE_THREADS = ("polars-", "async-executor", "tokio-rt")
+_UNFORKABLE_EXCEPT = ("polars-ooc-clea",)  # polars' spill-folder cleaner (idle: the runs spill nothing)
+
+
+def _thread_names() -> list[str] | None:
+    """Names of this process's threads (Linux); None where they cannot be read."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+        names = []
+        for t in tasks:
+            try:
+                with open(f"/proc/self/task/{t}/comm") as f:
+                    names.append(f.read().strip())
+            except FileNotFoundError:  # a thread that ended meanwhile
+                pass
+        return names
+    except OSError:
+        return None
+
+
+def can_fork_lean() -> bool:
+    """Whether an inline phase can run in a forked child here: the system can fork, this process's threads
+    can be read, and none of them is one a child would need (``_UNFORKABLE_THREADS``). Imports
+    ``INLINE_CHILD_MODULES`` first (once; a module that is not installed is skipped)."""
+    if not hasattr(os, "fork"):
+        return False
+    for name in INLINE_CHILD_MODULES:
+        if name not in sys.modules:
+            try:
+                __import__(name)
+            except ImportError:
+                pass
+    names = _thread_names()
+    if names is None:
+        return False
+    return not any(n.startswith(_UNFORKABLE_THREADS) and not n.startswith(_UNFORKABLE_EXCEPT) for n in names)
+
+
+def _in_forked_child(fn: Callable[[], Any]) -> Any:
+    """``fn()`` in a forked child; its return value (pickled through a pipe) here. An exception in the child
+    is raised here as ``ChildTaskError`` with the child's type, message and traceback; the child exits with
+    ``os._exit`` (no exit handlers of this process run twice). Ctrl-C here stops the child too."""
+    import pickle
+    import signal
+    import traceback
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller's code
+        code = 1
+        try:
+            os.close(read_fd)
+            try:
+                payload = pickle.dumps(("ok", fn()))
+                code = 0
+            except BaseException as e:  # noqa: BLE001 - reported to the parent
+                payload = pickle.dumps(("error", type(e).__name__, str(e), traceback.format_exc()))
+            with os.fdopen(write_fd, "wb") as f:
+                f.write(payload)
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+    os.close(write_fd)
+    try:
+        with os.fdopen(read_fd, "rb") as f:
+            data = f.read()
+        _, status = os.waitpid(pid, 0)
+    except BaseException:  # Ctrl-C (or anything) while waiting: the child goes too
+        try:
+            os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+        raise
+    try:
+        result = pickle.loads(data)
+    except Exception:  # noqa: BLE001 - the child died before reporting
+        result = None
+    if result and result[0] == "ok":
+        return result[1]
+    if result:
+        raise ChildTaskError(f"{result[1]}: {result[2]}\n(in the child process)\n{result[3]}")
+    raise ChildTaskError(f"the child process ended with status {os.waitstatus_to_exitcode(status)} without a result")
+
+
+class ChildTaskError(RuntimeError):
+    """An inline phase's forked child raised (its type, message and traceback are in the message)."""
+
+
 class AssayLocalExecutor(LocalPipelineExecutor):
     """``LocalPipelineExecutor`` whose tasks log to their files only (terminal: ``console_level``),
     write progress for the CLI, and leave Ctrl-C to the main process (which stops the pool).
 
     ``inline_inputs`` / ``inline_max_bytes``: when the phase's input folders hold less than that many
     bytes, its tasks run one after the other in this process (datatrove's ``workers=1`` path, without
-    its multiprocessing manager): for small inputs a worker pool costs more than the work."""
+    its multiprocessing manager): for small inputs a worker pool costs more than the work. With
+    ``inline_in_child`` they do so in one child forked from this process for the phase (``_in_forked_child``),
+    so that what the phase allocates goes away with the child."""
 
     console_level: str | None = None
     inline_inputs: list[str] | None = None
     inline_max_bytes: int = 0
+    inline_in_child: bool = False
     ran_inline: bool = False
+    ran_in_child: bool = False
 
     def _small_input(self) -> bool:
         if not self.inline_inputs or self.inline_max_bytes <= 0:
@@ -476,6 +591,9 @@ class AssayLocalExecutor(LocalPipelineExecutor):
         if self.workers != 1 and not self._small_input():
             return super().run()
         self.ran_inline = True
+        if self.inline_in_child and can_fork_lean():
+            self.ran_in_child = True
+            return _in_forked_child(self._run_inline)
         return self._run_inline()
 
     def _run_inline(self):
@@ -603,6 +721,7 @@ def make_executor(
         ex.console_level = TASK_CONSOLE_LEVEL
         ex.inline_inputs = [str(p) for p in inline_inputs] if inline_inputs else None
         ex.inline_max_bytes = int(cfg.inline_max_input_mb * 2**20)
+        ex.inline_in_child = cfg.inline_in_child
     elif isinstance(cfg, SlurmSettings):
         if depends is not None and not isinstance(depends, AssaySlurmExecutor):
             raise TypeError(f"phase {name!r}: a slurm phase must depend on a slurm phase")

@@ -12,14 +12,15 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["keep_pandas_unloaded", "lean_launcher"]
+__all__ = ["keep_pandas_unloaded", "lean_launcher", "lean_worker"]
 
 
 def keep_pandas_unloaded() -> bool:
     """Have pyarrow treat this process as one without pandas, unless pandas is loaded already (then
     nothing changes). pyarrow's shim tries the import once per process and remembers the answer: the try
-    runs here with ``pandas`` made unimportable (an import hook), then ``pandas`` is importable again for code that imports it itself. Conversions of lists and NumPy arrays give the
-    same arrays either way; what changes is that pyarrow's pandas methods (``Table.to_pandas``) raise
+    runs here with ``pandas`` made unimportable (an import hook), and so does the one of arrow's C++
+    conversions (inferred types: ``pa.array([1, None])``); then ``pandas`` is importable again for code that
+    imports it itself. Conversions of lists and NumPy arrays give the same arrays either way; what changes is that pyarrow's pandas methods (``Table.to_pandas``) raise
     ImportError in this process. Returns whether the shim was set so."""
     if "pandas" in sys.modules:
         return False
@@ -31,6 +32,9 @@ def keep_pandas_unloaded() -> bool:
     sys.meta_path.insert(0, _NoPandas)
     try:
         have = shim.have_pandas  # the shim's one import attempt (it remembers the answer)
+        # and arrow's C++ conversions' own one attempt (their type inference looks for pandas' NA): made by
+        # the first conversion of Python objects, remembered as well
+        pa.array([None])
     finally:
         sys.meta_path.remove(_NoPandas)
     return not have
@@ -83,3 +87,18 @@ def lean_launcher() -> dict:
 
 
 ARROW_POOL_ENV = "ARROW_DEFAULT_MEMORY_POOL"
+
+
+def lean_worker() -> dict:
+    """Settings of the processes that run a local pool's tasks, applied once in the forkserver they are
+    forked from (``assay.pipeline.lean_worker`` is among the modules it preloads): pyarrow told there is no
+    pandas (``keep_pandas_unloaded``: about 50 MiB and 0.5 CPU-s that every worker held for pyarrow's pandas
+    shim), and pandas' hash tables (what the web heuristics' and quality steps' grouping uses) loaded
+    without the pandas package (``pandas_hashtables``). Results do not change; pyarrow's pandas methods
+    (``Table.to_pandas``) raise ImportError in these processes. Returns what was set."""
+    from assay.stages.common.codes import pandas_hashtables
+
+    done = {"no_pandas": keep_pandas_unloaded()}
+    pandas_hashtables()
+    done["hashtables"] = "pandas" not in sys.modules
+    return done

@@ -30,7 +30,7 @@ from datatrove.pipeline.filters.c4_filters import CITATION_REGEX, END_PUNCTUATIO
 from datatrove.pipeline.filters.gopher_quality_filter import STOP_WORDS
 from datatrove.utils.text import PUNCTUATION_SET, TERMINAL_PUNCTUATION
 
-from assay.stages.common.codes import first_seen_codes
+from assay.stages.common.codes import first_seen_codes, pandas_hashtables
 from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, TextMemo
 
 # ``regex``'s \w holds the combining marks (Unicode's word characters): with ``re`` a Devanagari, Bengali or
@@ -184,34 +184,34 @@ _MIX2 = np.uint64(0xBF58476D1CE4E5B9)
 def group_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, counts)``: each value's group number, groups numbered in first-seen order, and each
     group's size (the ``inverse`` and ``counts`` of ``np.unique``, renumbered by first occurrence). By a
-    hash table (``pandas.factorize``): the n-gram statistics group every window of a page, and sorting
-    them cost several times more. pandas is loaded in every worker anyway (pyarrow's first array imports
-    it); imported here on first use, not with this module."""
-    table = _UINT64_TABLE or _uint64_table()
-    if values.dtype == np.uint64 and table[0] is not None:
+    hash table (pandas' ``UInt64HashTable``, as ``pandas.factorize`` numbers uint64 values; loaded without
+    the pandas package: ``pandas_hashtables``): the n-gram statistics group every window of a page, and
+    sorting them cost several times more."""
+    hashtable, _ = _HASHTABLES[0] if _HASHTABLES else _load_hashtables()
+    if values.dtype == np.uint64:
         # pandas.factorize's own hash table, called directly: the same codes, without factorize's checks
         # of its argument (about half the time of a call on the few hundred windows of a short page)
-        uniques, codes = table[0](len(values)).factorize(values)
+        uniques, codes = hashtable.UInt64HashTable(len(values)).factorize(values)
         return codes, np.bincount(codes, minlength=len(uniques))
-    import pandas as pd
-
-    codes, uniques = pd.factorize(values)
+    codes, uniques = _factorize(values)
     return codes, np.bincount(codes, minlength=len(uniques))
 
 
-def _uint64_table() -> list:
-    """``[pandas' UInt64HashTable]``, or ``[None]`` where this pandas has none (then ``pandas.factorize``),
-    looked up at the first call and kept in ``_UINT64_TABLE``: importing this module (as the launching
-    process does to build a run's phases) does not import pandas (about 47 MiB of resident memory)."""
-    try:
-        from pandas._libs.hashtable import UInt64HashTable  # noqa: PLC0415
-    except ImportError:
-        UInt64HashTable = None
-    _UINT64_TABLE[:] = [UInt64HashTable]
-    return _UINT64_TABLE
+def _factorize(values: np.ndarray):
+    import pandas as pd  # noqa: PLC0415 - other dtypes than uint64 (not used by this module's statistics)
+
+    return pd.factorize(values)
 
 
-_UINT64_TABLE: list = []  # filled by _uint64_table() at the first group_codes call
+def _load_hashtables() -> tuple:
+    """pandas' hash tables (``pandas_hashtables``), looked up at the first call and kept in
+    ``_HASHTABLES``: importing this module (as the launching process does to build a run's phases) loads
+    none of pandas."""
+    _HASHTABLES[:] = [pandas_hashtables()]
+    return _HASHTABLES[0]
+
+
+_HASHTABLES: list = []  # filled by _load_hashtables() at the first group_codes call
 
 
 def _top_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.ndarray | None = None

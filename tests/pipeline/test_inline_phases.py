@@ -139,7 +139,7 @@ def _probe_threads(env_conf: str | None):
 
 def test_forkserver_preload_starts_no_thread():
     """The modules the forkserver preloads beyond the steps' own start no thread: it forks every worker,
-    and a fork copies no thread. pyarrow and pandas are among them only with pyarrow's jemalloc set to run
+    and a fork copies no thread. pyarrow (and the worker settings, pipeline/lean.py) are among them only with pyarrow's jemalloc set to run
     without its background thread (``arrow_modules`` sets that for the processes it starts; a user's own
     setting is kept, and then they are not preloaded: with the thread on, importing pyarrow starts it)."""
     from assay.pipeline.executors import ARROW_MODULES
@@ -148,7 +148,7 @@ def test_forkserver_preload_starts_no_thread():
         pytest.skip("needs /proc (Linux)")
     before, after, had_pyarrow, arrow = _probe_threads(None)
     assert not had_pyarrow
-    assert arrow == list(ARROW_MODULES) and "pandas" in arrow
+    assert arrow == list(ARROW_MODULES) and "assay.pipeline.lean_worker" in arrow
     assert after == before
     before, after, had_pyarrow, arrow = _probe_threads("background_thread:true")
     assert arrow == [] and after > before  # the user's setting: pyarrow's import starts the thread
@@ -237,7 +237,8 @@ def test_tasks_run_with_the_existing_objects_frozen_and_unfrozen_after(tmp_path)
         seen["cycle_collected"] = ref() is None
         yield Document(text="x", id="1")
 
-    ex = make_executor("local", [step], tasks=1, workers=1, logging_dir=str(tmp_path / "logs"), name="t")
+    ex = make_executor("local", [step], tasks=1, workers=1, logging_dir=str(tmp_path / "logs"), name="t",
+                       settings={"inline_in_child": False})  # (what the task saw is read in this process)
     assert gc.get_freeze_count() == 0
     ex.run()
     assert seen["frozen"] > 0 and seen["cycle_collected"]
@@ -274,7 +275,7 @@ def test_inline_phase_asks_the_collector_for_its_freeze_once(tmp_path, monkeypat
     inputs = _inputs(tmp_path / "in")
     ex = make_executor(
         "local", [JsonlReader(str(inputs)), step], tasks=4, workers=2, logging_dir=str(tmp_path / "logs"), name="t",
-        settings={"inline_max_input_mb": 1}, inline_inputs=[str(inputs)],
+        settings={"inline_max_input_mb": 1, "inline_in_child": False}, inline_inputs=[str(inputs)],
     )
     monkeypatch.setattr(gc, "get_freeze_count", counted)
     assert real() == 0
@@ -304,7 +305,7 @@ def _release_log(tmp_path, monkeypatch, grow_mib: int) -> tuple[list[int], list[
     inputs = _inputs(tmp_path / "in")
     ex = make_executor(
         "local", [JsonlReader(str(inputs)), step], tasks=4, workers=2, logging_dir=str(tmp_path / "logs"), name="t",
-        settings={"inline_max_input_mb": 1}, inline_inputs=[str(inputs)],
+        settings={"inline_max_input_mb": 1, "inline_in_child": False}, inline_inputs=[str(inputs)],
     )
     run_phases([ex])
     assert ex.ran_inline
@@ -327,3 +328,101 @@ def test_inline_phase_of_small_tasks_releases_memory_once_at_its_end(tmp_path, m
     released, done = _release_log(tmp_path, monkeypatch, 0)
     assert len(done) == 4
     assert released[-1] == 4 and len(released) <= 2  # the end; a second only if a task took over a second
+
+
+def _pid_step(data, rank=0, world_size=1):
+    """Passes documents on with the id of the process that ran the task in their metadata."""
+    import os
+
+    for doc in data or ():
+        doc.metadata["pid"] = os.getpid()
+        yield doc
+
+
+def _pids(folder: Path) -> set[int]:
+    import gzip
+
+    out = set()
+    for p in sorted(folder.glob("*.jsonl.gz")):
+        with gzip.open(p, "rt") as fh:
+            out |= {json.loads(line)["metadata"]["pid"] for line in fh}
+    return out
+
+
+def test_inline_phase_runs_in_a_forked_child_with_the_same_outputs(tmp_path):
+    """By default an inline phase's tasks run in one child forked for the phase (what they allocate goes away
+    with it): the same documents, completions and stats as in this process, the merged stats returned here."""
+    import os
+
+    from assay.pipeline.executors import can_fork_lean
+
+    if not can_fork_lean():
+        pytest.skip("no fork here")
+    inputs = _inputs(tmp_path / "in")
+    runs = {}
+    for name, child in (("child", True), ("here", False)):
+        ex = make_executor(
+            "local", [JsonlReader(str(inputs)), _pid_step, JsonlWriter(str(tmp_path / name / "out"),
+                                                                      output_filename="${rank}.jsonl.gz")],
+            tasks=4, workers=2, logging_dir=str(tmp_path / name / "logs"), name=name,
+            settings={"inline_max_input_mb": 1, "inline_in_child": child}, inline_inputs=[str(inputs)],
+        )
+        stats = run_phases([ex])[0]
+        assert ex.ran_inline and ex.ran_in_child == child and ex.get_incomplete_ranks() == []
+        runs[name] = (ex, stats)
+    child_pids, here_pids = _pids(tmp_path / "child" / "out"), _pids(tmp_path / "here" / "out")
+    assert here_pids == {os.getpid()}
+    assert len(child_pids) == 1 and os.getpid() not in child_pids  # one child for the phase's 4 tasks
+    assert sorted(_texts(tmp_path / "child" / "out")) == sorted(_texts(tmp_path / "here" / "out"))
+    assert len(_texts(tmp_path / "child" / "out")) == 20
+    child_stats, here_stats = runs["child"][1], runs["here"][1]
+    assert type(child_stats) is type(here_stats)
+    assert [type(st).__name__ for st in child_stats.stats] == [type(st).__name__ for st in here_stats.stats]
+    assert json.loads((tmp_path / "child" / "logs" / "stats.json").read_text())
+
+
+def _failing_step(data, rank=0, world_size=1):
+    for doc in data or ():
+        if rank == 1:
+            raise ValueError(f"no document {doc.id} wanted")
+        yield doc
+
+
+def test_inline_phase_failing_in_its_child_fails_the_phase_here(tmp_path):
+    from assay.pipeline.executors import PhaseFailedError, can_fork_lean
+
+    if not can_fork_lean():
+        pytest.skip("no fork here")
+    inputs = _inputs(tmp_path / "in")
+    ex = make_executor(
+        "local", [JsonlReader(str(inputs)), _failing_step], tasks=4, workers=2, logging_dir=str(tmp_path / "logs"),
+        name="f", settings={"inline_max_input_mb": 1}, inline_inputs=[str(inputs)],
+    )
+    with pytest.raises(PhaseFailedError) as err:
+        run_phases([ex])
+    assert ex.ran_in_child
+    assert "ValueError: no document" in str(err.value) and err.value.incomplete == [1, 2, 3]
+    assert sorted(p.name for p in (tmp_path / "logs" / "completions").iterdir()) == ["00000"]
+
+
+_POLARS_POOL_PROBE = """
+import json
+from assay.pipeline.executors import can_fork_lean
+before = can_fork_lean()  # (imports polars: no pool thread yet)
+import polars as pl
+pl.DataFrame({"a": [1, 2, 2]}).lazy().group_by("a").agg(pl.len()).collect()  # starts polars' pool
+print(json.dumps([before, can_fork_lean()]))
+"""
+
+
+def test_no_child_is_forked_once_polars_pool_runs_here():
+    """polars' thread pool starts with its first query; a child forked after that would have none of its
+    threads: such a process runs inline phases in itself."""
+    import subprocess
+    import sys
+
+    if not Path("/proc/self/task").is_dir():
+        pytest.skip("needs /proc (Linux)")
+    pytest.importorskip("polars")
+    out = subprocess.run([sys.executable, "-c", _POLARS_POOL_PROBE], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [True, False]

@@ -143,3 +143,42 @@ def test_prepare_steps_run_once_in_a_child_and_raise_here_when_it_fails(tmp_path
         prepare_steps([[_Prep(bad, fail=True)]])
     pids = bad.read_text().split()
     assert len(pids) == 2 and int(pids[0]) != os.getpid() and int(pids[1]) == os.getpid()
+
+
+def test_worker_settings_keep_pandas_unloaded_and_group_as_pandas():
+    """What the forkserver applies for its workers (``assay.pipeline.lean_worker``): pyarrow's conversions,
+    inferred ones included, load no pandas; the web steps' grouping (``group_codes``, ``first_seen_codes``)
+    runs on pandas' hash tables without the pandas package and numbers as ``pandas.factorize``; pandas is
+    whole and usable when code imports it afterwards."""
+    code = f"""
+        import sys
+        import assay.pipeline.lean_worker as lw
+        import numpy as np, pyarrow as pa
+        from assay.stages.common.codes import first_seen_codes
+        from assay.stages.web.heuristics import group_codes
+        rows = {_ROWS}
+        pa.Table.from_pylist(rows)
+        pa.array([1, None, 2.5])
+        rng = np.random.default_rng(0)
+        values = rng.integers(0, 50, 3000).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        words = [str(w) for w in rng.integers(0, 300, 2000)] + ["\\u00e9t\\u00e9", "a b"] * 40
+        mixed = ["a", 3, "b", "a"] * 40
+        got = [group_codes(values), first_seen_codes(words), first_seen_codes(mixed)]
+        print(lw.SETTINGS, "pandas" in sys.modules)
+        import pandas as pd
+        want_v = pd.factorize(values)[0]
+        def fs(items):
+            arr = np.empty(len(items), dtype=object)
+            arr[:] = items
+            codes, uniques = pd.factorize(arr)
+            return uniques.tolist(), codes
+        ok = [np.array_equal(got[0][0], want_v), np.array_equal(got[0][1], np.bincount(want_v)),
+              got[1][0] == fs(words)[0], np.array_equal(got[1][1], fs(words)[1]),
+              got[2][0] == fs(mixed)[0], np.array_equal(got[2][1], fs(mixed)[1])]
+        import io
+        csv = pd.read_csv(io.StringIO("a,b\\n1,2020-01-03\\n"), parse_dates=["b"])
+        print(ok, str(pd.to_datetime("2020-01-02").date()), len(pd.DataFrame({{"a": [1, 2]}})), str(csv.b[0].date()))
+    """
+    out = _py(code)
+    assert out[0] == "{'no_pandas': True, 'hashtables': True} False"
+    assert out[1] == "[True, True, True, True, True, True] 2020-01-02 2 2020-01-03"
