@@ -453,17 +453,23 @@ def gopher_repetition_signals(text: str, words: list[str] | None = None, table: 
     m = len(table.ids)
     if not m:
         return out
-    # a window of n words can only repeat where its (n-1)-word prefix repeats: one full grouping (n=2),
-    # then each n hashes and groups only the windows at the positions the previous n left
+    # a window of n words can only repeat where both its (n-1)-word prefix (at the same position) and its
+    # (n-1)-word suffix (at the next one) repeat: each n hashes and groups only the windows at those positions,
+    # starting from the words that repeat
     cs = np.concatenate(([0], np.cumsum(table.lens)))
     h1 = table.word_hashes()
     h, positions = h1, np.arange(m)
+    repeats = np.bincount(table.ids)[table.ids] > 1
+    starts_repeat = np.zeros(m + 1, dtype=bool)  # whether the (n-1)-word window at a position repeats
     for n in range(2, min(max(GOPHER_DUP_NGRAMS), m) + 1):
+        positions, h = positions[repeats], h[repeats]
         if not len(positions) and n > max(GOPHER_TOP_NGRAMS):
             break  # no window repeats: every further duplicate fraction stays 0
-        fits = positions <= m - n
-        positions = positions[fits]
-        h = extend_window_hashes(h[fits], h1, positions, n)
+        starts_repeat[:] = False
+        starts_repeat[positions] = True
+        suffix = starts_repeat[positions + 1]  # (then the window fits: positions + 1 <= m - (n - 1))
+        positions = positions[suffix]
+        h = extend_window_hashes(h[suffix], h1, positions, n)
         clen = cs[positions + n] - cs[positions]
         if n in GOPHER_TOP_NGRAMS:
             chars, repeats = _top_duplicate_chars(h, clen, n, int(cs[n]))
@@ -471,7 +477,6 @@ def gopher_repetition_signals(text: str, words: list[str] | None = None, table: 
         if n in GOPHER_DUP_NGRAMS:
             chars, repeats = _all_duplicate_chars(h, clen, n, positions)
             out[f"dup_{n}gram_char_frac"] = _r(chars / n_chars)
-        positions, h = positions[repeats], h[repeats]
     return out
 
 
