@@ -21,6 +21,7 @@ import zlib
 from collections import Counter
 from functools import lru_cache
 from itertools import compress, repeat
+from operator import itemgetter
 
 import numpy as np
 import regex
@@ -49,6 +50,7 @@ _TABLE_ROW_RE = re.compile(r"^\|.*\|[ \t]*$", re.M)
 
 _STOP_WORDS = frozenset(STOP_WORDS)
 _FINEWEB_STOP_CHARS = tuple(TERMINAL_PUNCTUATION)
+_FINEWEB_STOP_SET = frozenset(_FINEWEB_STOP_CHARS)  # single characters (tests/web/test_heuristics_fast_paths.py)
 
 GOPHER_TOP_NGRAMS = (2, 3, 4)
 GOPHER_DUP_NGRAMS = (5, 6, 7, 8, 9, 10)
@@ -130,26 +132,58 @@ def _r(x: float) -> float:
     return round(float(x), 6)
 
 
-def _alpha_ws_ratio(text: str) -> float:
-    toks = Counter(text.split())
-    if not toks:
+def _alpha_ws_ratio(text: str, table: _WordTable | None = None, alpha: np.ndarray | None = None) -> float:
+    """The share of whitespace-separated words (``text.split()``) with a letter. ``table``: the words of
+    ``text`` (``split_words``) and ``alpha``: which of them have a letter (``table.per_word(has_alpha_flags)``);
+    with them, no letter test on the whitespace words (see ``_alpha_chunks``)."""
+    chunks = text.split()
+    if not chunks:
         return 0.0
+    if table is not None and not any(map(text.__contains__, _SPLIT_ONLY_SPACES)):
+        return _r(_alpha_chunks(chunks, table, alpha) / len(chunks))
+    toks = Counter(chunks)
     counts = np.fromiter(toks.values(), dtype=np.int64, count=len(toks))
     return _r(int(counts[has_alpha_flags(list(toks))].sum()) / int(counts.sum()))
+
+
+# the characters at which str.split() splits and _WORD_RE does not (its \s lacks them: the information
+# separators); in a text without them, the two see the same white space
+_SPLIT_ONLY_SPACES = ("\x1c", "\x1d", "\x1e", "\x1f")
+
+
+def _alpha_chunks(chunks: list[str], table: _WordTable, alpha: np.ndarray) -> int:
+    """How many of ``chunks`` (``text.split()``) have a letter, from the words of the text: the words cover
+    every character that is not white space, in order, and never span white space, so each chunk is the
+    concatenation of consecutive words, and has a letter when one of them has. Offsets count the characters
+    that are not white space: a word ending at offset e lies in the first chunk ending at e or later."""
+    chunk_ends = np.cumsum(np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks)))
+    owners = np.searchsorted(chunk_ends, np.cumsum(table.lens)[alpha])  # ascending: chunk of each letter word
+    return int(np.count_nonzero(owners[1:] != owners[:-1])) + 1 if len(owners) else 0
 
 
 class _WordTable:
     """Words as integer ids (first-seen order) with per-word lengths: the n-gram statistics below
     run on arrays of ids instead of joined strings (datatrove's helpers join every window)."""
 
-    __slots__ = ("words", "uniq", "ids", "lens", "_h1")
+    __slots__ = ("n_words", "uniq", "ids", "lens")
 
     def __init__(self, words: list[str]):
         self.uniq, self.ids = first_seen_codes(words)
-        self.words = words
+        self.n_words = len(words)
         ulen = np.fromiter(map(len, self.uniq), dtype=np.int64, count=len(self.uniq))
         self.lens = ulen[self.ids] if len(words) else np.zeros(0, dtype=np.int64)
-        self._h1 = None
+
+    @classmethod
+    def subsequence(cls, table: _WordTable, keep: np.ndarray) -> _WordTable:
+        """The table of the words of ``table`` where ``keep`` (a bool array over its words) is true: ids
+        numbered again in first-seen order, so they equal those of a table built from those words. Holds no
+        distinct words (``uniq`` is None): for the n-gram statistics, which read ids and lengths only."""
+        out = cls.__new__(cls)
+        ids = table.ids[keep]
+        out.ids = group_codes(ids.astype(np.uint64))[0].astype(np.int64, copy=False) if len(ids) else ids
+        out.lens = table.lens[keep]
+        out.n_words, out.uniq = len(ids), None
+        return out
 
     def per_word(self, flags) -> np.ndarray:
         """A boolean property computed once per distinct word (``flags(words) -> bool array``, e.g.
@@ -158,23 +192,22 @@ class _WordTable:
             return np.zeros(0, dtype=bool)
         return flags(self.uniq)[self.ids]
 
-    def ngram_hashes(self, max_n: int):
-        """Yield ``(n, hashes, char_lengths)`` for n = 1..max_n: a 64-bit hash of each window of n
-        words and the summed length of its words (no separators)."""
-        m = len(self.ids)
-        if m == 0:
-            return
+    def word_hashes(self) -> np.ndarray:
+        """A 64-bit hash of each word (of its id): the 1-word windows of :func:`extend_window_hashes`."""
         with np.errstate(over="ignore"):
             h1 = (self.ids.astype(np.uint64) + np.uint64(1)) * _MIX1
             h1 ^= h1 >> np.uint64(31)
             h1 *= _MIX2
-        cs = np.concatenate(([0], np.cumsum(self.lens)))
-        h = h1
-        for n in range(1, min(max_n, m) + 1):
-            if n > 1:
-                with np.errstate(over="ignore"):
-                    h = (h[:-1] ^ (h[:-1] >> np.uint64(29))) * _MIX2 + h1[n - 1:]
-            yield n, h, cs[n:] - cs[:-n]
+        return h1
+
+
+def extend_window_hashes(h: np.ndarray, h1: np.ndarray, positions: np.ndarray, n: int) -> np.ndarray:
+    """The hashes of the n-word windows starting at ``positions`` from those of the (n-1)-word windows
+    there (``h``, aligned with ``positions``) and the word hashes ``h1``: a window's hash depends on its
+    words in order, so windows of equal words have equal hashes. Every position must start an n-word window
+    (``positions <= len(h1) - n``)."""
+    with np.errstate(over="ignore"):
+        return (h ^ (h >> np.uint64(29))) * _MIX2 + h1[positions + (n - 1)]
 
 
 _MIX1 = np.uint64(0x9E3779B97F4A7C15)
@@ -214,50 +247,42 @@ def _load_hashtables() -> tuple:
 _HASHTABLES: list = []  # filled by _load_hashtables() at the first group_codes call
 
 
-def _top_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.ndarray | None = None
-                         ) -> tuple[int, np.ndarray]:
+def _top_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, first_chars: int) -> tuple[int, np.ndarray]:
     """datatrove ``find_top_duplicate(get_n_grams(words, n))``: length of the most frequent n-gram
-    (words joined by spaces; the first seen among ties) times its count. ``positions``: as in
-    ``_all_duplicate_chars`` (every occurrence of a repeating window is among them). Returns
-    ``(characters, positions of repeating windows)``."""
-    if positions is None:
-        positions = np.arange(len(h))
-    else:
-        positions = positions[positions < len(h)]
-    top, i = 1, 0  # nothing repeats: Counter.most_common(1) gives the first window, once
-    if len(positions):
-        codes, counts = group_codes(h[positions])
-        if counts.max() > 1:
-            top = int(counts.max())
-            # among the most frequent windows the first seen has the smallest code (first-seen numbering)
-            i = int(positions[np.argmax(codes == np.argmax(counts == top))])
-        positions = positions[counts[codes] > 1]
-    return int((clen[i] + n - 1) * top), positions
+    (words joined by spaces; the first seen among ties) times its count. ``h``, ``clen``: hashes and
+    word characters of the windows at some positions, in order, among them every occurrence of each window
+    that repeats (see ``_all_duplicate_chars``); ``first_chars``: the word characters of the page's first
+    window, the answer when nothing repeats. Returns ``(characters, which of the windows repeat)``."""
+    top, chars = 1, first_chars  # nothing repeats: Counter.most_common(1) gives the first window, once
+    if not len(h):
+        return int(chars + n - 1), np.zeros(0, dtype=bool)
+    codes, counts = group_codes(h)
+    if counts.max() > 1:
+        top = int(counts.max())
+        # among the most frequent windows the first seen has the smallest code (first-seen numbering)
+        chars = clen[np.argmax(codes == np.argmax(counts == top))]
+    return int((chars + n - 1) * top), counts[codes] > 1
 
 
-def _all_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.ndarray | None = None
+def _all_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.ndarray
                          ) -> tuple[int, np.ndarray]:
     """datatrove ``find_all_duplicate(words, n)``: greedy left-to-right scan; a window seen before
     adds its characters and skips n words. Only windows that occur more than once can match, so the
-    scan visits those positions only. ``positions``: the only positions whose window can repeat
-    (those of the (n-1)-word windows that repeat: a window repeats only if its prefix does).
-    Returns ``(characters, positions of repeating windows)``."""
-    if positions is None:
-        positions = np.arange(len(h))
-    else:
-        positions = positions[positions < len(h)]
-    if not len(positions):
-        return 0, positions
-    codes, counts = group_codes(h[positions])
+    scan visits those positions only. ``h``, ``clen``: hashes and word characters of the windows at
+    ``positions`` (ascending), which must hold every occurrence of each window that repeats: the positions
+    of the repeating (n-1)-word windows do (a window repeats only if its prefix does).
+    Returns ``(characters, which of the windows repeat)``."""
+    if not len(h):
+        return 0, np.zeros(0, dtype=bool)
+    codes, counts = group_codes(h)
     repeats = counts[codes] > 1
-    cand = positions[repeats]
-    if not len(cand):
-        return 0, cand
+    if not repeats.any():
+        return 0, repeats
     # the scan on group numbers (equal windows, equal numbers): a byte per group instead of a set of hashes;
     # a window that does not match moves the scan to the next position, where every later candidate is
     seen = bytearray(len(counts))
     rep, nxt = 0, 0
-    for pos, g, ln in zip(cand.tolist(), codes[repeats].tolist(), clen[cand].tolist()):
+    for pos, g, ln in zip(positions[repeats].tolist(), codes[repeats].tolist(), clen[repeats].tolist()):
         if pos < nxt:
             continue
         if seen[g]:
@@ -265,7 +290,7 @@ def _all_duplicate_chars(h: np.ndarray, clen: np.ndarray, n: int, positions: np.
             nxt = pos + n
         else:
             seen[g] = 1
-    return int(rep), cand
+    return int(rep), repeats
 
 
 _PUNCTUATION_CHARS = "".join(sorted(PUNCTUATION_SET))
@@ -352,6 +377,7 @@ def gopher_quality_signals(text: str, words: list[str] | None = None, table: _Wo
     ns = table.per_word(non_symbol_flags)
     n_ns = int(ns.sum())
     lines = text.splitlines() or [""]
+    alpha = table.per_word(has_alpha_flags)
     out = {
         "n_words": n_ns,
         "mean_word_length": _r(table.lens[ns].sum() / n_ns) if n_ns else 0.0,
@@ -361,9 +387,9 @@ def gopher_quality_signals(text: str, words: list[str] | None = None, table: _Wo
         "bullet_lines_ratio": _r(sum(map(str.startswith, map(str.lstrip, lines), repeat(("•", "-")))) / len(lines)),
         "end_ellipsis_lines_ratio": _r(sum(map(str.endswith, map(str.rstrip, lines), repeat(("...", "…"))))
                                        / len(lines)),
-        "alpha_words_ratio": _r(table.per_word(has_alpha_flags).sum() / n_words) if n_words else 0.0,
+        "alpha_words_ratio": _r(alpha.sum() / n_words) if n_words else 0.0,
         # the Gopher paper's reading: whitespace-separated words (punctuation stays attached)
-        "alpha_ws_words_ratio": _alpha_ws_ratio(text),
+        "alpha_ws_words_ratio": _alpha_ws_ratio(text, table, alpha),
         "stop_words": len(_STOP_WORDS.intersection(map(str.lower, table.uniq))),
     }
     return out
@@ -424,15 +450,32 @@ def gopher_repetition_signals(text: str, words: list[str] | None = None, table: 
         out[f"top_{n}gram_char_frac"] = 0.0
     for n in GOPHER_DUP_NGRAMS:
         out[f"dup_{n}gram_char_frac"] = 0.0
-    # a window of n words can only repeat where its (n-1)-word prefix repeats: one full grouping (n=2),
-    # then each n looks at the positions the previous n left
-    positions = None
-    for n, h, clen in table.ngram_hashes(max(GOPHER_DUP_NGRAMS)):
+    m = len(table.ids)
+    if not m:
+        return out
+    # a window of n words can only repeat where both its (n-1)-word prefix (at the same position) and its
+    # (n-1)-word suffix (at the next one) repeat: each n hashes and groups only the windows at those positions,
+    # starting from the words that repeat
+    cs = np.concatenate(([0], np.cumsum(table.lens)))
+    h1 = table.word_hashes()
+    h, positions = h1, np.arange(m)
+    repeats = np.bincount(table.ids)[table.ids] > 1
+    starts_repeat = np.zeros(m + 1, dtype=bool)  # whether the (n-1)-word window at a position repeats
+    for n in range(2, min(max(GOPHER_DUP_NGRAMS), m) + 1):
+        positions, h = positions[repeats], h[repeats]
+        if not len(positions) and n > max(GOPHER_TOP_NGRAMS):
+            break  # no window repeats: every further duplicate fraction stays 0
+        starts_repeat[:] = False
+        starts_repeat[positions] = True
+        suffix = starts_repeat[positions + 1]  # (then the window fits: positions + 1 <= m - (n - 1))
+        positions = positions[suffix]
+        h = extend_window_hashes(h[suffix], h1, positions, n)
+        clen = cs[positions + n] - cs[positions]
         if n in GOPHER_TOP_NGRAMS:
-            chars, positions = _top_duplicate_chars(h, clen, n, positions)
+            chars, repeats = _top_duplicate_chars(h, clen, n, int(cs[n]))
             out[f"top_{n}gram_char_frac"] = _r(chars / n_chars)
         if n in GOPHER_DUP_NGRAMS:
-            chars, positions = _all_duplicate_chars(h, clen, n, positions)
+            chars, repeats = _all_duplicate_chars(h, clen, n, positions)
             out[f"dup_{n}gram_char_frac"] = _r(chars / n_chars)
     return out
 
@@ -494,25 +537,34 @@ def _has_policy(text: str) -> bool:
     return any(map(text.__contains__, POLICY_SUBSTRINGS))
 
 
-def fineweb_signals(text: str, words: list[str] | None = None, short_line_length: int = 30) -> dict:
-    """Values behind datatrove's FineWebQualityFilter."""
+def fineweb_signals(text: str, words: list[str] | None = None, short_line_length: int = 30,
+                    n_words: int | None = None) -> dict:
+    """Values behind datatrove's FineWebQualityFilter. Of the words (``split_words(text)`` unless given)
+    only their number is read: ``n_words`` gives it instead."""
     lines = list(filter(str.strip, text.split("\n")))  # the lines that are not blank
     if not lines:
         return {"line_punct_ratio": 0.0, "short_line_ratio": 0.0, "char_dup_ratio": 0.0, "list_ratio": 0.0}
-    words = split_words(text) if words is None else words
+    if n_words is None:
+        n_words = len(split_words(text) if words is None else words)
     no_nl = max(len(text.replace("\n", "")), 1)
     return {
-        "line_punct_ratio": _r(sum(map(str.endswith, lines, repeat(_FINEWEB_STOP_CHARS))) / len(lines)),
+        # (a line's last character among the stop characters: line.endswith(_FINEWEB_STOP_CHARS), which tries
+        # each of them in turn; lines are not empty)
+        "line_punct_ratio": _r(sum(map(_FINEWEB_STOP_SET.__contains__, map(itemgetter(-1), lines))) / len(lines)),
         "short_line_ratio": _r(sum(map(short_line_length.__ge__, map(len, lines))) / len(lines)),
         "char_dup_ratio": _r(count_duplicates(lines)[1] / no_nl),
-        "list_ratio": _r(text.count("\n") / len(words)) if words else 0.0,
+        "list_ratio": _r(text.count("\n") / n_words) if n_words else 0.0,
     }
 
 
 def classic_signals(text: str, prefix: str = "") -> dict:
     """All classic signals for ``text`` as flat ``<prefix>gopher__*``, ``c4__*``, ``fineweb__*`` keys."""
-    words = split_words(text)
-    table = _WordTable(words)
+    return _classic_signals(text, prefix)[0]
+
+
+def _classic_signals(text: str, prefix: str = "") -> tuple[dict, _WordTable]:
+    """``classic_signals`` and the words of ``text`` (for the reference signals of the same text)."""
+    table = _WordTable(split_words(text))
     out = {}
     for k, v in gopher_quality_signals(text, table=table).items():
         out[f"{prefix}gopher__{k}"] = v
@@ -520,9 +572,9 @@ def classic_signals(text: str, prefix: str = "") -> dict:
         out[f"{prefix}gopher__{k}"] = v
     for k, v in c4_signals(text).items():
         out[f"{prefix}c4__{k}"] = v
-    for k, v in fineweb_signals(text, words).items():
+    for k, v in fineweb_signals(text, n_words=table.n_words).items():
         out[f"{prefix}fineweb__{k}"] = v
-    return out
+    return out, table
 
 
 # a page carries reference material when this much of it is code, or it has this many inline code
@@ -558,34 +610,61 @@ def strip_label_lines(prose: str) -> str:
     "Read-only."), version notes ("New in version 1.3.", "Changed in version 2.0: ...",
     "Deprecated since version 3.1") and list items (parameter lists: "- options <Object>", "• ttl
     <boolean> Retrieves the Time-To-Live value ..." repeat for every function taking them)."""
+    lines = prose.split("\n")
+    return _join_kept_lines(list(compress(lines, _kept_lines(lines))))
+
+
+def _kept_lines(lines: list[str]) -> list[bool]:
+    """Which of the lines ``strip_label_lines`` keeps (blank lines are kept)."""
     kept = []
-    for line in prose.split("\n"):
+    for line in lines:
         s = line.strip()
-        if s and (len(s.split()) <= _LABEL_MAX_WORDS or s.startswith(_LIST_MARKS) or _VERSION_NOTE_RE.match(s)):
-            continue
-        kept.append(line)
+        kept.append(not (s and (len(s.split()) <= _LABEL_MAX_WORDS or s.startswith(_LIST_MARKS)
+                                or _VERSION_NOTE_RE.match(s))))
+    return kept
+
+
+def _join_kept_lines(kept: list[str]) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
 
 
-def reference_repetition_signals(prose: str, counts: dict, n_chars: int, prose_signals: dict) -> dict:
+def _label_free_body(prose: str, table: _WordTable | None) -> tuple[str, _WordTable]:
+    """``strip_label_lines(prose)`` and its words. With ``table`` (the words of ``prose``), the words are
+    those of the kept lines, taken from ``table``: a word never spans a line break (white space), and
+    joining lines, collapsing blank lines and stripping change white space only. Each word's line: offsets
+    count the characters that are not white space, a word ending at offset e lies in the first line ending
+    at e or later (as for ``_alpha_chunks``; ``str.split`` and the words' ``\\s`` agree on white space
+    unless the prose holds one of ``_SPLIT_ONLY_SPACES``: then the body's words are split again)."""
+    lines = prose.split("\n")
+    kept = _kept_lines(lines)
+    body = _join_kept_lines(list(compress(lines, kept)))
+    if table is None or any(map(prose.__contains__, _SPLIT_ONLY_SPACES)):
+        return body, _WordTable(split_words(body))
+    line_ends = np.cumsum(np.fromiter(map(len, map("".join, map(str.split, lines))), dtype=np.int64,
+                                      count=len(lines)))
+    owner = np.searchsorted(line_ends, np.cumsum(table.lens))
+    return body, _WordTable.subsequence(table, np.array(kept, dtype=bool)[owner])
+
+
+def reference_repetition_signals(prose: str, counts: dict, n_chars: int, prose_signals: dict,
+                                 prose_table: _WordTable | None = None) -> dict:
     """``ref__*``: the repetition signals (Gopher duplicate lines/paragraphs/n-grams, FineWeb
     character duplication) of a reference page measured on its prose without label lines
     (``strip_label_lines``), character fractions relative to the whole page; on other pages the
     prose values themselves. So one threshold keeps API references whose
     "Parameters"/"Returns"/"Examples" labels repeat per entry, and still catches a page that repeats
-    its sentences."""
+    its sentences. ``prose_table``: the words of ``prose``, if at hand (the body's words are taken from them)."""
     keys = [k for k in prose_signals if k.startswith(("prose__gopher__dup_", "prose__gopher__top_"))]
     keys.append("prose__fineweb__char_dup_ratio")
     ref = is_reference_page(counts, n_chars)
     if ref:
-        body = strip_label_lines(prose)
-        table = _WordTable(split_words(body))
+        body, table = _label_free_body(prose, prose_table)
         # character fractions relative to the whole page (its code included), as Gopher defines them
         # on the page text: a code listing's few repeated navigation words are not the page
         scale = len(body) / max(n_chars, len(body), 1)
         vals = {f"gopher__{k}": (_r(v * scale) if "char_frac" in k else v)
                 for k, v in gopher_repetition_signals(body, table=table).items()}
-        vals["fineweb__char_dup_ratio"] = (_r(fineweb_signals(body, table.words)["char_dup_ratio"] * scale)
+        vals["fineweb__char_dup_ratio"] = (_r(fineweb_signals(body, n_words=table.n_words)["char_dup_ratio"] * scale)
                                            if body else 0.0)
         out = {"ref__" + k[len("prose__"):]: vals[k[len("prose__"):]] for k in keys}
     else:
@@ -598,13 +677,14 @@ def web_heuristic_signals(text: str, cut: bool = False) -> dict:
     """Classic signals on the full text, the same on prose only (``prose__``), and ``web__`` shares.
 
     ``cut``: ``text`` is a prefix of the page (see :func:`split_prose`)."""
-    out = classic_signals(text)
+    out, table = _classic_signals(text)
     prose, counts = split_prose(text, cut=cut)
     if prose == text.strip() and prose == text:  # nothing removed: the prose values are the classic ones
         out.update({f"prose__{k}": v for k, v in list(out.items())})
     else:
-        out.update(classic_signals(prose, prefix="prose__"))
-    out.update(reference_repetition_signals(prose, counts, len(text), out))
+        prose_out, table = _classic_signals(prose, prefix="prose__")
+        out.update(prose_out)
+    out.update(reference_repetition_signals(prose, counts, len(text), out, table))
     n = max(len(text), 1)
     out["web__n_code_blocks"] = counts["n_code_blocks"]
     out["web__code_char_frac"] = _r(counts["code_chars"] / n)

@@ -38,7 +38,7 @@ def test_words_of_real_pages(shared_data):
 def test_lists_left_to_the_dict_pass():
     nan = float("nan")
     for items in ([], ["a"], ["b", "a", "b"] * 40, ["a", None, "a"] * 40, ["a", nan] * 50,
-                  ["x", "ß", "SS", "ss", "x"] * 30, [b"a", b"b"] * 40):
+                  ["x", "ß", "SS", "ss", "x"] * 30, [b"a", b"b"] * 40, ["a", 1, "b", 1.5] * 30):
         _same(first_seen_codes(items), _dict_codes(items))
-        if not any(x is None or x is nan for x in items):
+        if not any(x is None or x is nan for x in items):  # (a dict keeps 1 and 1.5 apart from the strings)
             _same(first_seen_codes(items), _definition(items))

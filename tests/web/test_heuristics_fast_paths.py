@@ -101,6 +101,59 @@ def test_repetition_signals_equal_the_datatrove_definitions(shared_data):
         assert H.gopher_repetition_signals(t) == _repetition_reference(t), t[:80]
 
 
+def test_repetition_signals_on_random_word_streams_equal_the_datatrove_definitions():
+    """Few distinct words, long runs of one word and phrases that repeat with overlaps: many windows repeat
+    within n words of themselves, the cases where the greedy duplicate scan skips the first occurrence of a
+    window; the repeating windows are found among those whose prefix and suffix repeat."""
+    rng = random.Random(17)
+    for trial in range(1500):
+        vocab = ["a", "bb", "c", "dd", "e", "ff", "g"][: rng.randint(1, 7)]
+        m = rng.randint(0, 70)
+        if trial % 3 == 0:
+            words = [rng.choice(vocab) for _ in range(m)]
+        elif trial % 3 == 1:
+            phrase = [rng.choice(vocab) for _ in range(rng.randint(1, 12))]
+            words = []
+            while len(words) < m:
+                words += phrase[: rng.randint(1, len(phrase))] if rng.random() < 0.6 else [rng.choice("xyz")]
+        else:
+            words = [vocab[0]] * rng.randint(0, 30) + [rng.choice(vocab) for _ in range(m)] + [vocab[0]] * 12
+        text = " ".join(words)
+        assert H.gopher_repetition_signals(text) == _repetition_reference(text), text
+
+
+def test_white_space_of_str_split_and_of_the_word_splitter():
+    """What ``_alpha_chunks`` and ``_label_free_body`` rely on: ``str.split`` splits at the white space of
+    ``_WORD_RE`` (``regex``'s \\s) and, besides it, only at ``_SPLIT_ONLY_SPACES``, on every code point."""
+    import regex
+
+    chars = "".join(chr(i) for i in range(0x110000) if not 0xD800 <= i <= 0xDFFF)
+    split_space = set(c for c in chars if c.isspace())
+    word_space = set(regex.findall(r"\s", chars))
+    assert word_space <= split_space and split_space - word_space == set(H._SPLIT_ONLY_SPACES)
+    assert all(len(c) == 1 for c in H._FINEWEB_STOP_CHARS)  # (FineWeb's line test by the last character)
+
+
+@pytest.mark.shared_data
+def test_whitespace_words_with_a_letter_and_label_free_words_from_the_words(shared_data):
+    """``_alpha_ws_ratio`` from the words of the text equals the definition (whitespace-separated words with
+    a letter), and the words of the label-free body taken from those of the prose equal the words split from
+    the body; on real texts, with unusual white space put in (an information separator: the split again)."""
+    texts = _texts(shared_data)[::3]
+    odd = ["\u3000".join(texts[1].split(" ")), texts[2].replace("\n", "\u2028", 5) + "\x85x\xa0y",
+           texts[3].replace(". ", ".\x1c", 3), "word\x1fword - 12 \x1e (x)", "²³ ½ Ⅻ a² -- x"]
+    for t in texts + odd:
+        table = H._WordTable(H.split_words(t))
+        chunks = t.split()
+        want = H._r(sum(any(c.isalpha() for c in w) for w in chunks) / len(chunks)) if chunks else 0.0
+        assert H._alpha_ws_ratio(t, table, table.per_word(H.has_alpha_flags)) == want == H._alpha_ws_ratio(t)
+        body, body_table = H._label_free_body(t, table)
+        split = H._WordTable(H.split_words(body))
+        assert body == H.strip_label_lines(t)
+        assert body_table.ids.tolist() == split.ids.tolist() and body_table.lens.tolist() == split.lens.tolist()
+        assert body_table.n_words == split.n_words
+
+
 @pytest.mark.shared_data
 def test_word_flags_equal_their_definitions(shared_data):
     """``has_alpha_flags`` / ``non_symbol_flags`` (``str.isalpha`` and ``str.strip`` shortcuts) equal
@@ -127,7 +180,10 @@ def test_window_groups_equal_pandas_factorize(shared_data):
 
     for t in _texts(shared_data)[:40]:
         table = H._WordTable(H.split_words(t))
-        for n, h, _ in table.ngram_hashes(4):
+        h1 = h = table.word_hashes()
+        for n in range(1, min(4, len(h1)) + 1):
+            if n > 1:
+                h = H.extend_window_hashes(h[:-1], h1, np.arange(len(h1) - n + 1), n)
             codes, counts = H.group_codes(h)
             want, uniques = pd.factorize(h)
             assert np.array_equal(codes, want) and np.array_equal(counts, np.bincount(want, minlength=len(uniques)))
@@ -174,6 +230,8 @@ def test_c4_and_fineweb_line_values_equal_the_definitions(shared_data):
             n_policy += ref["policy_lines_frac"] > 0
             lines = [ln for ln in text.split("\n") if ln.strip() != ""]
             if lines:
-                assert H.fineweb_signals(text)["char_dup_ratio"] == H._r(
-                    find_duplicates(lines)[1] / max(len(text.replace("\n", "")), 1))
+                fw = H.fineweb_signals(text)
+                assert fw["char_dup_ratio"] == H._r(find_duplicates(lines)[1] / max(len(text.replace("\n", "")), 1))
+                assert fw["line_punct_ratio"] == H._r(sum(ln.endswith(H._FINEWEB_STOP_CHARS) for ln in lines)
+                                                      / len(lines))
     assert n_policy > 10
