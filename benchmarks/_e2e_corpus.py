@@ -62,7 +62,11 @@ RESERVED_PACKAGE_RE = re.compile(r"^(python3\.11-doc|postgresql-doc(-\d+)?|git-d
 # pages longer than the heuristics' measuring limit) was only measured. Set L (python-attr-doc,
 # python-cherrypy3-doc, python-jsonschema-doc, python-lmfit-doc, python-parso-doc, python-tables-doc, python-pil-doc,
 # python-bottle-doc, python-pywt-doc, libvips-doc, llvm-14-doc, libcppunit-doc, libtbb-doc; session 27, chosen with
-# apt-cache and HTML file counts before any measurement) was only measured. Choose new packages to rehearse.
+# apt-cache and HTML file counts before any measurement) was only measured. Set M (python-mako-doc,
+# python-cffi-doc, python-greenlet-doc, gnutls-doc, libsigc++-2.0-doc, python-mpmath-doc, python-structlog-doc,
+# python-webob-doc, libsoup-3.0-doc, libpango1.0-doc, libxmlsec1-doc, libgcrypt20-doc, python-tablib-doc,
+# python-pysnmp4-doc, libjson-glib-doc, m4-doc; session 28, chosen the same way before any measurement) was only
+# measured. Choose new packages to rehearse.
 TUNED_ON_PACKAGES = frozenset((
     "cmake-doc", "libglib2.0-doc", "libsdl2-doc", "erlang-doc", "openjdk-17-doc",
     "apache2-doc", "docbook-xsl-doc-html", "gettext-doc", "libpam-doc", "libxml2-doc", "sqlite3-doc", "zsh-doc",
