@@ -198,3 +198,19 @@ def test_tuned_on_sites_are_marked_and_never_the_reserved_ones():
     assert corpus.tuned_on("ruby3-1-doc.test", "dev") and corpus.tuned_on("nodejs-doc.test", "train")
     assert not corpus.tuned_on("python-scipy-doc.test", "test")
     assert not corpus.tuned_on("libeigen3-doc.test", "train")  # set E: measured only
+
+
+def test_a_package_name_with_regex_characters_is_resolved_as_a_name(monkeypatch):
+    """``libsigc++-2.0-doc`` was skipped as "no apt candidate": read as a regex, it matched no name. A valid
+    Debian name is asked for as a name first; a regex spec still picks the highest version among matches."""
+    have = {"libsigc++-2.0-doc": "2.12.0-1", "ruby3.0-doc": "1", "ruby3.1-doc": "1"}
+    monkeypatch.setattr(corpus, "_candidate", lambda name: have.get(name))
+
+    class _Names:
+        stdout = "\n".join(have)
+
+    monkeypatch.setattr(corpus.subprocess, "run", lambda *a, **k: _Names())
+    assert corpus.resolve_package("libsigc++-2.0-doc") == "libsigc++-2.0-doc"
+    assert corpus.resolve_package(r"ruby3\.\d+-doc") == "ruby3.1-doc"
+    assert corpus.resolve_package("libsigc++-3.0-doc") is None
+    assert corpus.resolve_package("no-such-doc") is None
