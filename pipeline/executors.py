@@ -832,20 +832,17 @@ def prepare_steps(pipelines: Sequence[Sequence[Any]]) -> None:
 
 
 def _prepare_in_child(prepares: Sequence[Callable[[], Any]]) -> bool:
-    """Call ``prepares`` in a forked child; whether it exited with success."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into the caller's code
-        code = 1
-        try:
-            for prepare in prepares:
-                prepare()
-            code = 0
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
+    """Call ``prepares`` in a forked child (``_in_forked_child``, as inline phases); whether it succeeded."""
+
+    def call_all() -> None:
+        for prepare in prepares:
+            prepare()
+
+    try:
+        _in_forked_child(call_all)
+    except ChildTaskError:
+        return False
+    return True
 
 
 def run_phases(
