@@ -74,3 +74,38 @@ def test_pretrained_vectors_learn_from_unlabelled_hplt_rows_only(hplt_rows, monk
     assert not lines & labelled
     n, dim = map(int, vec.read_text().split("\n", 1)[0].split())
     assert dim == 32 and n > 1000
+
+
+@needs_data
+def test_round10_unlabelled_rows_are_train_dev_only_and_distillation_finds_its_held_out_source(hplt_rows):
+    """Round 10 ("+pd15m"): the unlabelled HPLT English rows come from the train+dev split only (a row whose group is
+    in the test split is never read, labelled or not), and a distilled member's leave-one-source-out training set
+    maps back to its held-out source (round 8 widened LOSO_DROP after round 6 built that map)."""
+    from assay.classifiers.data import grouped_split_fn
+
+    split_of, _ = grouped_split_fn()
+    every = [e for e in cv.cached(cv.S["hplt_en_unlabelled"]) if e.label is None]
+    td = [e for e in cv.cached(cv.S["hplt_en_unlab_td"]) if e.label is None]
+    test = {e.group for e in every if split_of(e.group, dataset="hplt_inspection") == "test"}
+    assert test and len(td) == len(every) - len(test)
+    assert not {e.group for e in td} & test
+    for held, drop in cv.LOSO_DROP.items():
+        assert cv._HELD_OF[drop] == held
+    src = cv.VARIANTS["shipped_digits+pd15m"][0]
+    assert src["hplt_en_unlab_td"] == "teacher:pd15m" and "hplt_en_unlab_td" not in cv.LOSO_DROP["hplt_en"]
+    assert {k: v for k, v in src.items() if k != "hplt_en_unlab_td"} == cv.VARIANTS["shipped"][0]
+
+
+def test_round10_importance_weighting_repeats_the_most_target_like_third_of_each_weak_source(monkeypatch):
+    """Round 10 ("+iw"): an example of a weak source is written twice when its domain score is in the top third of
+    its source; human-labelled and other-language sources keep one copy."""
+    from assay.classifiers.data import Example
+
+    exs = [Example(text=f"text {i}", group=f"g{i}") for i in range(9)]
+    scores = {f"warc_main\x00{e.group}\x00{e.text[:200]}": i / 8 for i, e in enumerate(exs)}
+    monkeypatch.setattr(cv, "domain_scores", lambda: scores)
+    monkeypatch.setattr(cv, "_IW_CUTS", {})
+    reps = [cv.iw_repeat("shipped+iw", "warc_main", e) for e in exs]
+    assert reps == [1] * 6 + [2] * 3
+    assert cv.iw_repeat("shipped", "warc_main", exs[-1]) == 1
+    assert cv.iw_repeat("shipped+iw", "hplt_other", exs[-1]) == 1
