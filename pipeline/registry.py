@@ -100,7 +100,8 @@ EXTRACT = {
              "tokens"),
     "html__raw_tokens": "int",  # whitespace tokens of the raw HTML: where the report's web funnel starts
 }
-LANGID = {**_names("lang__", "str", "code", "model"), **_names("lang__", "float", "score", "score_margin", "threshold")}
+LANGID = {**_names("lang__", "str", "code", "model"),
+          **_names("lang__", "float", "score", "score_margin", "prose_score_margin", "threshold")}
 DECONT = {**_names("decont__", "str", "benchmark", "item", "mode"), "decont__match": "bool", "decont__overlap": "float",
           "decont__checked": "bool"}
 QUALITY = {"fasttext_<m>__score": "float", "fasttext_<m>__pct": "float"}
@@ -309,11 +310,12 @@ def decision_problems(recipe, lines: Mapping[tuple, int] | None = None) -> list[
         why = check_rule_signal(rule.name, rule.signal, rule.op, rule.value, typ_in(srcs, rule.signal))
         if why:
             problems.append((why, ("decisions", "rules", i)))
-        if rule.unless is not None:
-            u = rule.unless
+        conds = rule.unless_conditions()
+        for j, u in enumerate(conds):
             why = check_rule_signal(f"{rule.name} (unless)", u.signal, u.op, u.value, typ_in(srcs, u.signal))
             if why:
-                problems.append((why, ("decisions", "rules", i, "unless")))
+                where = ("decisions", "rules", i, "unless") + ((j,) if isinstance(rule.unless, list) else ())
+                problems.append((why, where))
     for src, weights in dec.ensemble.items():
         srcs = [src] if src in per_source else ([None] if None in per_source else [])
         for sig in weights:

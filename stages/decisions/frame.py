@@ -93,4 +93,6 @@ def needed_columns(spec, *, with_text: bool = False) -> list[str]:
 
 def _rule_signals(rule) -> list[str]:
     unless = getattr(rule, "unless", None)
-    return [rule.signal] + ([unless.signal] if unless is not None else [])
+    if unless is None:
+        return [rule.signal]
+    return [rule.signal] + [c.signal for c in (unless if isinstance(unless, list) else [unless])]

@@ -133,8 +133,8 @@ def rule_failure_exprs(df, spec) -> list[tuple[Any, Any]]:
         sources = rule.sources()
         applies = source.is_in(sources).fill_null(False) if sources else pl.lit(True)
         fails = applies & _fails(rule.signal, rule.op, rule.value, rule.when_missing, columns)
-        if rule.unless is not None:  # the rule does not apply where its `unless` condition holds
-            fails = fails & ~_condition_holds(rule.unless, columns)
+        for cond in rule.unless_conditions():  # the rule does not apply where an `unless` condition holds
+            fails = fails & ~_condition_holds(cond, columns)
         reason = (source.fill_null("doc") if sources is None else source) + pl.lit(f"_{rule.name}")
         out.append((fails, reason))
     return out

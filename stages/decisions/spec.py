@@ -80,7 +80,8 @@ class RuleSpec(_Model):
     """Keep a document only when `signal op value` holds; else exclude it with reason `<source>_<name>`.
 
     `unless`: the rule does not apply to a document for which this condition holds (e.g. a language
-    floor that does not apply to code listings: `unless: {signal: web__code_char_frac, op: ">=", value: 0.25}`).
+    floor that does not apply to code listings: `unless: {signal: web__code_char_frac, op: ">=", value: 0.25}`);
+    a list of conditions: not where any of them holds.
     """
 
     name: str
@@ -89,7 +90,13 @@ class RuleSpec(_Model):
     value: Union[Scalar, list[Scalar], None] = None
     source: Union[str, list[str], None] = None
     when_missing: Literal["keep", "reject"] = "keep"
-    unless: Optional[ConditionSpec] = None
+    unless: Union[ConditionSpec, list[ConditionSpec], None] = None
+
+    def unless_conditions(self) -> list[ConditionSpec]:
+        """The `unless` conditions as a list (empty when there is none)."""
+        if self.unless is None:
+            return []
+        return list(self.unless) if isinstance(self.unless, list) else [self.unless]
 
     @field_validator("name")
     @classmethod

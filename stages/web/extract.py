@@ -110,6 +110,12 @@ if TYPE_CHECKING:  # pragma: no cover
 # private-use characters of icon fonts): the page is scanned for them once and only then cleaned
 _PH_OPEN, _PH_CLOSE = "\ufdd0", "\ufdd1"
 _PH_RE = re.compile(_PH_OPEN + r"(\d+)" + _PH_CLOSE)
+# a code block's placeholder is padded with this noncharacter to its code's length (up to ``_PH_PAD_MAX``) while
+# resiliparse's main-content pass runs, and the padding is removed from what it returns: that pass weighs a block
+# by its text, and a bare placeholder made a listing followed by two links ("Full program listing") read as a
+# link list, dropped with its code (gtk-doc's examples: libxmlsec1-doc lost 516 of 3,236 <pre> lines)
+_PH_PAD = "\ufdd4"
+_PH_PAD_MAX = 1000
 
 # "language-x", "lang-x", "brush: x", "highlight-source-x" name a language; weaker prefixes
 # ("code-", "highlight-", "syntax-", "hljs-") only count when the value is a known language
@@ -616,6 +622,7 @@ class _Rewriter:
         self.blocks: list[str] = []  # placeholder index -> final text
         self.is_block: list[bool] = []
         self.n_code_blocks = 0
+        self.padded = False  # a placeholder carries ``_PH_PAD``
         self.n_inline_code = 0
         self.n_math = 0
         self.n_tables = 0
@@ -684,6 +691,14 @@ class _Rewriter:
         self.blocks.append(text)
         self.is_block.append(block)
         return f"{_PH_OPEN}{len(self.blocks) - 1}{_PH_CLOSE}"
+
+    def _padded(self, tok: str, n: int) -> str:
+        """``tok`` padded with ``_PH_PAD`` to ``n`` characters (at most ``_PH_PAD_MAX`` more)."""
+        pad = min(n - len(tok), _PH_PAD_MAX)
+        if pad <= 0:
+            return tok
+        self.padded = True
+        return tok + _PH_PAD * pad
 
     def _replace_with_text(self, el, text: str) -> None:
         tn = self.tree.create_text_node(text)
@@ -861,7 +876,8 @@ class _Rewriter:
                 fence += "`"
             self.n_code_blocks += 1
             tok = self._token(f"{fence}{lang}\n{code}\n{fence}", True)
-            # keep a <pre> element so the extractor still sees a block
+            # keep a <pre> element so the extractor still sees a block, as long as its code (``_PH_PAD``)
+            tok = self._padded(tok, len(code))
             pre.inner_text = tok
             # resiliparse's main-content extractor drops <figure> (Jekyll/GitHub Pages wrap code in
             # <figure class="highlight">): put the block in the figure's place
@@ -891,7 +907,8 @@ class _Rewriter:
                 while fence in txt:
                     fence += "`"
                 self.n_code_blocks += 1
-                self._replace_with_text(c, self._token(f"{fence}{lang}\n{txt.strip(chr(10))}\n{fence}", True))
+                self._replace_with_text(c, self._padded(self._token(f"{fence}{lang}\n{txt.strip(chr(10))}\n{fence}", True),
+                                                        len(txt)))
                 continue
             inline = txt.strip()
             if not inline:
@@ -1469,21 +1486,25 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
     _check_deadline(deadline)
     kwargs = dict(preserve_formatting=True, list_bullets=True, alt_texts=False, links=False,
                   form_fields=False, noscript=False, comments=False)
-    out = extract_plain_text(tree, main_content=main_content, **kwargs)
+    def plain(main: bool) -> str:
+        got = extract_plain_text(tree, main_content=main, **kwargs)
+        return got.replace(_PH_PAD, "") if rw.padded else got
+
+    out = plain(main_content)
     if main_content:
         prose_main = _prose_chars(out)
         if prose_main < _RESCUE_BELOW and rw.unwrap_layout_lists():
             # resiliparse's main-content pass drops list items: a page laid out as lists (javadoc 8's
             # ul.blockList) came out empty; read it again with those lists as plain blocks
-            again = extract_plain_text(tree, main_content=True, **kwargs)
+            again = plain(True)
             if _prose_chars(again) > prose_main:
                 out, prose_main = again, _prose_chars(again)
         if prose_main < _RESCUE_BELOW:
             # little prose survived the main-content heuristic: it may have dropped the article (seen on
             # unseen sites: the story gone, the menus kept). Take the full page's densest prose region
             # when it holds clearly more prose.
-            full = extract_plain_text(tree, main_content=False, **kwargs)
-            span = _densest_prose_span(full)
+            full = plain(False)
+            span = _densest_prose_span(full, rw)
             # a short extraction that holds a code block, math or a table is not a lost story (Sphinx's
             # "Source code for x" pages: a title and one listing, whose footer would win the prose span)
             if _prose_chars(span) >= 2 * prose_main + 300 or (len(out.strip()) < 100 and len(full.strip()) > 300
@@ -1518,10 +1539,13 @@ def _prose_chars(text: str) -> int:
     return sum(len(ln) for ln in text.split("\n") if _is_prose(ln))
 
 
-def _densest_prose_span(text: str) -> str:
+def _densest_prose_span(text: str, rw: "_Rewriter | None" = None) -> str:
     """The run of lines with the most prose net of everything else (maximum-sum subarray: a prose line
     scores its length, any other non-empty line minus its length and a constant); code, math and table
-    placeholders inside the run are kept."""
+    placeholders inside the run are kept. With ``rw``, a line holding code blocks scores the length of their
+    code (up to ``_PH_PAD_MAX`` each), not of the placeholders: an API page's examples ("Plots", a listing,
+    "Basic examples", a listing ...) then join the prose around them (python-mpmath-doc's bessel page kept
+    one function's section of 36)."""
     lines = text.split("\n")
     best, best_lo, best_hi = 0.0, 0, -1
     cur, lo = 0.0, 0
@@ -1529,7 +1553,13 @@ def _densest_prose_span(text: str) -> str:
         s = ln.strip()
         if not s:
             continue
-        if _is_prose(s) or _PH_OPEN in s:
+        if _PH_OPEN in s and rw is not None:
+            v = float(len(s))
+            for m in _PH_RE.finditer(s):
+                k = int(m.group(1))
+                if k < len(rw.blocks) and rw.blocks[k].startswith("```"):
+                    v += min(len(rw.blocks[k]), _PH_PAD_MAX) - len(m.group(0))
+        elif _is_prose(s) or _PH_OPEN in s:
             v = float(len(s))
         else:
             v = -0.5 * len(s) - 15.0

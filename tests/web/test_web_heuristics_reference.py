@@ -153,12 +153,15 @@ def test_code_listing_exempt_from_prose_floors(doc_packages):
 def test_unless_exempts_code_listings_only():
     """``unless`` in a rule: the language floor and the prose-shape rules do not apply to code listings."""
     rules = [r for r in default_web_rules() if r["name"] == "lang_score"]
-    assert rules and rules[0]["unless"]["signal"] == "web__code_share"
+    assert rules and [c["signal"] for c in rules[0]["unless"]] == ["web__code_share", "lang__prose_score_margin"]
     spec = {"rules": rules}
     low = {"source": "web", "lang__score_margin": -0.3}
     assert decide(dict(low, web__code_share=0.9), spec).reason is None
     assert decide(dict(low, web__code_share=0.1), spec).reason == "web_lang_score"
     assert decide(low, spec).reason == "web_lang_score"  # no code share stored: the rule applies
+    # nor where the page's prose alone clears its language's threshold (an API page opening with its index)
+    assert decide(dict(low, web__code_share=0.1, lang__prose_score_margin=0.2), spec).reason is None
+    assert decide(dict(low, web__code_share=0.1, lang__prose_score_margin=-0.1), spec).reason == "web_lang_score"
     assert decide(dict(low, lang__score_margin=0.2, web__code_share=0.1), spec).reason is None
 
 
