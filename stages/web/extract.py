@@ -593,8 +593,9 @@ class _WeakNodeCache:
     def __setitem__(self, key, value) -> None:
         data = self.data
         if len(data) >= self.limit:
-            for k in [k for k, r in data.items() if r() is None]:
-                del data[k]
+            for k, r in list(data.items()):  # (one C-level copy: no iteration over a table that changes)
+                if r() is None and data.get(k) is r:
+                    del data[k]
             self.limit = max(_NODE_CACHE_MIN, 2 * len(data))
         data[key] = _weakref(value)
 
