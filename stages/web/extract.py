@@ -97,6 +97,7 @@ from __future__ import annotations
 import re
 import time
 from typing import TYPE_CHECKING
+from weakref import ref as _weakref
 
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
@@ -568,6 +569,66 @@ def nesting_depth_exceeds(html: str, limit: int = MAX_DEPTH) -> bool:
         open_count[name] = open_count.get(name, 0) + 1
         if len(stack) > limit:
             return True
+
+
+class _WeakNodeCache:
+    """A drop-in for resiliparse's node-object cache (``resiliparse.parse.html.node._node_cache``, a
+    ``weakref.WeakValueDictionary`` from the node's address to its Python object, which resiliparse reads and
+    writes by ``get`` and item assignment only, once per node object it makes: about 100,000 per 200 pages, most
+    of them never found again): the same answers (``get`` gives the live object stored under the key, else the
+    default), with plain ``weakref.ref`` values and no per-entry removal callback. WeakValueDictionary's item
+    assignment makes a ``KeyedRef`` (two Python-level calls) and each object's death runs its Python removal
+    callback; here entries of dead objects are dropped in one pass when the table has doubled since the last one."""
+
+    __slots__ = ("data", "limit")
+
+    def __init__(self, items=()):
+        self.data: dict = {}
+        self.limit = _NODE_CACHE_MIN
+        for k, v in items:
+            self[k] = v
+
+    def get(self, key, default=None):
+        r = self.data.get(key)
+        if r is not None:
+            o = r()
+            if o is not None:
+                return o
+        return default
+
+    def __setitem__(self, key, value) -> None:
+        data = self.data
+        if len(data) >= self.limit:
+            for k, r in list(data.items()):  # (one C-level copy: no iteration over a table that changes)
+                if r() is None and data.get(k) is r:
+                    del data[k]
+            self.limit = max(_NODE_CACHE_MIN, 2 * len(data))
+        data[key] = _weakref(value)
+
+    def __getitem__(self, key):
+        o = self.get(key)
+        if o is None:
+            raise KeyError(key)
+        return o
+
+    def __contains__(self, key) -> bool:
+        return self.get(key) is not None
+
+    def __len__(self) -> int:
+        return sum(1 for r in self.data.values() if r() is not None)
+
+
+_NODE_CACHE_MIN = 4096
+_NODE_CACHE_SET: list = []  # [True] once _install_node_cache ran in this process
+
+
+def _install_node_cache() -> None:
+    """Put a ``_WeakNodeCache`` (with the live entries of the one there) in resiliparse's place, once."""
+    import resiliparse.parse.html.node as rnode  # noqa: PLC0415
+
+    cache = getattr(rnode, "_node_cache", None)
+    if not isinstance(cache, _WeakNodeCache) and hasattr(cache, "items"):
+        rnode._node_cache = _WeakNodeCache(list(cache.items()))
 
 
 class _Deadline:
@@ -1476,6 +1537,9 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
         text = _close_self_closing_anchors(text)
     if nesting_depth_exceeds(text):
         raise ExtractTooDeep(f"tag nesting deeper than {MAX_DEPTH}")
+    if not _NODE_CACHE_SET:
+        _install_node_cache()
+        _NODE_CACHE_SET.append(True)
     tree = HTMLTree.parse(text)
     rw = _Rewriter(tree, text, deadline)
     rw.boilerplate()

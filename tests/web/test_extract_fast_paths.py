@@ -179,3 +179,68 @@ def test_line_prefilters_keep_every_match_on_real_lines(shared_data):
                 assert X._may_be_cta_line(line), line
             n_skipped += not X._may_be_cta_line(line)
     assert n_meta >= 20 and n_cta >= 20 and n_skipped >= n_lines // 2, (n_lines, n_meta, n_cta, n_skipped)
+
+
+def test_weak_node_cache_gives_the_extraction_of_resiliparses_own_cache(shared_data, monkeypatch):
+    """``_WeakNodeCache`` in place of resiliparse's ``WeakValueDictionary`` node cache: the same text and counts
+    on every page (the cache only decides whether a node already has a live Python object)."""
+    import weakref
+
+    import resiliparse.parse.html.node as rnode
+
+    pages = _pages(shared_data)[::3]
+    monkeypatch.setattr(X, "_NODE_CACHE_SET", [True])  # this test installs each cache itself
+    out = {}
+    for name, make in (("resiliparse", weakref.WeakValueDictionary), ("fast", X._WeakNodeCache)):
+        monkeypatch.setattr(rnode, "_node_cache", make())
+        res = []
+        for page in pages:
+            try:
+                res.append(X.extract_html_detailed(page, None, main_content=True, time_limit_s=None))
+            except X.ExtractLimitError as e:
+                res.append(repr(e))
+        out[name] = res
+        if name == "fast":
+            assert isinstance(rnode._node_cache, X._WeakNodeCache) and len(rnode._node_cache.data) > 0
+    assert len(pages) >= 40 and sum(bool(r[0]) for r in out["fast"] if isinstance(r, tuple)) >= 30
+    assert out["fast"] == out["resiliparse"]
+
+
+def test_weak_node_cache_answers_as_a_weak_value_dictionary():
+    import gc
+    import weakref
+
+    class Obj:
+        pass
+
+    fast, ref = X._WeakNodeCache(), weakref.WeakValueDictionary()
+    live = {}
+    for i in range(3 * X._NODE_CACHE_MIN):
+        o = Obj()
+        fast[(1, i)] = o
+        ref[(1, i)] = o
+        if i % 7 == 0:
+            live[(1, i)] = o
+        del o
+    gc.collect()
+    assert len(fast.data) < 3 * X._NODE_CACHE_MIN  # dead entries were dropped on the way
+    for i in range(3 * X._NODE_CACHE_MIN):
+        assert fast.get((1, i)) is ref.get((1, i)) is live.get((1, i))
+        assert ((1, i) in fast) == ((1, i) in ref)
+    assert fast.get((2, 0), "dflt") == "dflt" and len(fast) == len(ref) == len(live)
+    with pytest.raises(KeyError):
+        fast[(2, 0)]
+    o = Obj()
+    fast[(1, 0)] = o  # a key taken again by a new object
+    assert fast[(1, 0)] is o
+    # installing keeps the live entries of the cache in place
+    import resiliparse.parse.html.node as rnode
+
+    saved = rnode._node_cache
+    try:
+        rnode._node_cache = ref
+        X._install_node_cache()
+        assert isinstance(rnode._node_cache, X._WeakNodeCache)
+        assert all(rnode._node_cache.get(k) is v for k, v in live.items())
+    finally:
+        rnode._node_cache = saved
