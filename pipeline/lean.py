@@ -67,8 +67,8 @@ def lean_launcher() -> dict:
         os.environ[POLARS_JEMALLOC_ENV] = POLARS_JEMALLOC_LEAN
         done["polars_jemalloc"] = POLARS_JEMALLOC_LEAN
     # arrow's C++ default pool (used by the Parquet and IPC readers and writers whatever pyarrow's own
-    # default is) is chosen from ARROW_DEFAULT_MEMORY_POOL when pyarrow loads: set for that moment only, so
-    # that the workers started later keep arrow's default allocator
+    # default is) is chosen from ARROW_DEFAULT_MEMORY_POOL when pyarrow loads: set for that moment only (the
+    # pool of the workers started later is executors.arrow_modules' choice)
     saved = os.environ.get(ARROW_POOL_ENV)
     os.environ[ARROW_POOL_ENV] = "system"
     try:

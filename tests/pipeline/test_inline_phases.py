@@ -119,20 +119,23 @@ had_pyarrow = "pyarrow" in sys.modules
 arrow = arrow_modules()  # what the forkserver preloads besides, in the environment it starts with
 for m in arrow or ["pyarrow"]:
     __import__(m)
-print(json.dumps([before, threads(), had_pyarrow, arrow]))
+import pyarrow as pa
+print(json.dumps([before, threads(), had_pyarrow, arrow, pa.default_memory_pool().backend_name]))
 """
 
 
-def _probe_threads(env_conf: str | None):
+def _probe_threads(env_conf: str | None, pool: str | None = None):
     import os
     import subprocess
     import sys
 
-    from assay.pipeline.executors import ARROW_JEMALLOC_ENV
+    from assay.pipeline.executors import ARROW_JEMALLOC_ENV, ARROW_POOL_ENV
 
-    env = {k: v for k, v in os.environ.items() if k != ARROW_JEMALLOC_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in (ARROW_JEMALLOC_ENV, ARROW_POOL_ENV)}
     if env_conf is not None:
         env[ARROW_JEMALLOC_ENV] = env_conf
+    if pool is not None:
+        env[ARROW_POOL_ENV] = pool
     out = subprocess.run([sys.executable, "-c", _THREADS_PROBE], capture_output=True, text=True, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -146,12 +149,26 @@ def test_forkserver_preload_starts_no_thread():
 
     if not Path("/proc/self/task").is_dir():
         pytest.skip("needs /proc (Linux)")
-    before, after, had_pyarrow, arrow = _probe_threads(None)
+    before, after, had_pyarrow, arrow, _pool = _probe_threads(None)
     assert not had_pyarrow
     assert arrow == list(ARROW_MODULES) and "assay.pipeline.lean_worker" in arrow
     assert after == before
-    before, after, had_pyarrow, arrow = _probe_threads("background_thread:true")
+    before, after, had_pyarrow, arrow, _pool = _probe_threads("background_thread:true")
     assert arrow == [] and after > before  # the user's setting: pyarrow's import starts the thread
+
+
+def test_forkserver_workers_allocate_arrow_memory_through_the_system_pool():
+    """The processes started after ``arrow_modules`` (the forkserver, so every worker) load pyarrow with the
+    system allocator as their default pool (``ARROW_WORKER_POOL``: a signal-store part is then written in the
+    glibc memory freed by earlier pages instead of pages mimalloc keeps beside it); a user's own
+    ``ARROW_DEFAULT_MEMORY_POOL`` is kept. Fails if pyarrow stops reading the variable when it loads."""
+    from assay.pipeline.executors import ARROW_WORKER_POOL
+
+    assert ARROW_WORKER_POOL == "system"
+    *_, pool = _probe_threads(None)
+    assert pool == "system"
+    *_, pool = _probe_threads(None, pool="jemalloc")
+    assert pool == "jemalloc"
 
 
 def test_text_normalizer_imports_ftfy_when_it_runs():

@@ -1,6 +1,7 @@
 """The process that launches a run (``assay run``) stays light: no pandas (pyarrow's conversions import it
 otherwise), pyarrow on the system allocator, polars' jemalloc returning freed pages at once; the workers it
-starts keep arrow's default allocator; conversions give the same arrays as in a process with pandas."""
+starts get their arrow pool from the environment the pool starts them with (``executors.arrow_modules``);
+conversions give the same arrays as in a process with pandas."""
 
 from __future__ import annotations
 
@@ -58,14 +59,20 @@ def test_lean_launcher_converts_as_before_without_pandas():
         import pandas
         print(pandas.__name__)
     """
-    plain = subprocess.run([sys.executable, "-c", textwrap.dedent(code), "plain"], capture_output=True, text=True)
-    lean = subprocess.run([sys.executable, "-c", textwrap.dedent(code), "lean"], capture_output=True, text=True)
+    import os
+
+    # as a fresh shell starts it (a run earlier in this process set the variable for its workers: arrow_modules)
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    plain = subprocess.run([sys.executable, "-c", textwrap.dedent(code), "plain"], capture_output=True, text=True,
+                           env=env)
+    lean = subprocess.run([sys.executable, "-c", textwrap.dedent(code), "lean"], capture_output=True, text=True,
+                          env=env)
     assert plain.returncode == 0 and lean.returncode == 0, plain.stderr[-2000:] + lean.stderr[-2000:]
     p, q = plain.stdout.split("\n"), lean.stdout.split("\n")
     assert p[0] == q[0] and p[2] == q[2]  # the same tables, byte for byte
     assert p[1].startswith("True")  # pyarrow imports pandas on its own
     assert q[1].startswith("False ") and "'no_pandas': True" in q[1] and "'arrow_pool': 'system'" in q[1]
-    assert q[1].endswith(" None")  # ARROW_DEFAULT_MEMORY_POOL not left set for the workers
+    assert q[1].endswith(" None")  # ARROW_DEFAULT_MEMORY_POOL not left set (the workers' pool: arrow_modules)
     assert q[3] == "pandas"
 
 
