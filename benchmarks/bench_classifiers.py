@@ -403,6 +403,7 @@ def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOU
             drop_held(comb["labelled"])
             comb["eval_sets"] = {}
             comb["calibration"] = comb["calibration"][:1]
+            drop_held(comb["calibration"])  # label-free, rank-neutral, but the held-out languages stay unread
             out = Path(tmp) / f"comb{len(scores)}"
             cpath = Path(tmp) / f"comb{len(scores)}.yaml"
             cpath.write_text(yaml.safe_dump(comb))

@@ -1,4 +1,4 @@
-"""``python -m assay.classifiers {train,annotate,evaluate,score}``."""
+"""``python -m assay.classifiers {train,calibrate,annotate,evaluate,score}``."""
 from __future__ import annotations
 
 import argparse
@@ -29,6 +29,12 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--data-root", default=None, help="default: $ASSAY_SHARED_DATA or ../shared/data")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe key (dotted)")
     t.add_argument("--quiet", action="store_true")
+
+    c = sub.add_parser("calibrate", help="rebuild a trained model's calibration table from its recipe (no training)")
+    c.add_argument("--config", required=True)
+    c.add_argument("--out", default="classifiers/models/", help="folder holding the model files and card")
+    c.add_argument("--data-root", default=None, help="default: $ASSAY_SHARED_DATA or ../shared/data")
+    c.add_argument("--quiet", action="store_true")
 
     a = sub.add_parser("annotate", help="score texts with an LLM rubric through an OpenAI-compatible endpoint")
     a.add_argument("--endpoint", required=True, help="base URL, e.g. http://127.0.0.1:8000/v1")
@@ -79,6 +85,15 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"model": str(Path(args.out) / card["model_file"]), "bytes": card["sizes"]["model_bytes"],
                           "holdout_roc_auc": h["roc_auc"], "holdout_pr_auc": h["pr_auc"],
                           "eval_sets": {k: v["roc_auc"] for k, v in card["metrics"]["eval_sets"].items()}}))
+        return 0
+    if args.cmd == "calibrate":
+        from assay.classifiers.train import load_recipe, recalibrate  # noqa: PLC0415
+
+        cmd = "python -m assay.classifiers calibrate " + " ".join(shlex.quote(x) for x in argv[1:])
+        card = recalibrate(load_recipe(args.config), args.out, data_root=args.data_root, config_path=args.config,
+                           command=cmd, verbose=not args.quiet)
+        print(json.dumps({"calibration": str(Path(args.out) / card["calibration"]["file"]),
+                          "n_docs": card["calibration"]["n_docs"]}))
         return 0
     if args.cmd == "annotate":
         from assay.classifiers.annotate import annotate_file  # noqa: PLC0415

@@ -166,17 +166,7 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
             print(f"[assay.classifiers.train {recipe.name}] {msg}", file=sys.stderr, flush=True)
 
     # 1. data
-    examples, src_cards = build_sources(_labelled_sources(recipe), root, seed=recipe.seed)
-    examples = [e for e in examples if e.label in (0, 1)]
-    raw_of: dict[int, str] = {}  # id(example) -> its text before normalisation (the prose view needs line breaks)
-    for e in examples:
-        raw_of[id(e)] = e.text
-        e.text = normalize(e.text, norm)
-    examples = [e for e in examples if e.text]
-    n_before = len(examples)
-    examples = dedup(examples, key=lambda e: e.text)
-    log(f"{n_before} examples, {len(examples)} after exact dedup")
-    train_ex, test_ex = holdout_split(examples, recipe.holdout, seed=recipe.seed)
+    train_ex, test_ex, raw_of, src_cards = _holdout_examples(recipe, root, norm, log)
     train_bal = expand_repeats(balance(train_ex, recipe.balance, seed=recipe.seed), seed=recipe.seed)
     n_pos_tr = sum(e.label for e in train_bal)
     log(f"train {len(train_bal)} (pos {n_pos_tr}), holdout {len(test_ex)} (pos {sum(e.label for e in test_ex)})")
@@ -263,24 +253,7 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
         log(f"eval {name}: n={res['n']} ROC AUC {_fmt(res['roc_auc'])}")
 
     # 4. calibration table (token-weighted percentiles on a reference sample)
-    ref_texts: list[str] = []
-    ref_raw: list[str] = []
-    ref_desc: list[dict] = []
-    if recipe.calibration.include_holdout:
-        ref_texts += [e.text for e in test_ex]
-        ref_raw += [raw_of[id(e)] for e in test_ex]
-        ref_desc.append({"name": "holdout split", "n_examples": len(test_ex)})
-    if recipe.calibration.sources:
-        exs, cards = build_sources(recipe.calibration.sources, root, seed=recipe.seed)
-        ref_texts += [normalize(e.text, norm) for e in exs]
-        ref_raw += [e.text for e in exs]
-        ref_desc += cards
-    keep = [i for i, t in enumerate(ref_texts) if t][: recipe.calibration.max_docs]
-    ref_texts, ref_raw = [ref_texts[i] for i in keep], [ref_raw[i] for i in keep]
-    ref_scores = qm.score_normalized(ref_texts, raw=ref_raw)
-    table = build_table(ref_scores, [max(1, n_tokens(t)) for t in ref_texts])
-    table.update({"model": recipe.name, "kind": "token_weighted_percentile", "token_unit": "whitespace words",
-                  "reference": ref_desc})
+    table, ref_desc = _calibration_table(recipe, qm, test_ex, raw_of, norm, root)
     calib_path = out / f"{recipe.name}.calib.json"
     with open(calib_path, "w") as f:
         json.dump(table, f)
@@ -312,7 +285,7 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
                      "balance": recipe.balance, "holdout_fraction": recipe.holdout, "seed": recipe.seed,
                      "seconds": round(time.time() - t0, 1)},
         "sizes": {"model_bytes": model_bytes, "unquantised_bytes": full_bytes,
-                  "examples_after_dedup": len(examples), "train_examples": len(train_bal),
+                  "examples_after_dedup": len(train_ex) + len(test_ex), "train_examples": len(train_bal),
                   "train_positive": int(n_pos_tr), "holdout_examples": len(test_ex),
                   "holdout_positive": int(y_test.sum()),
                   "train_tokens": int(sum(n_tokens(e.text) for e in train_bal))},
@@ -333,6 +306,110 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
         json.dump(card, f, indent=1, allow_nan=False)
     (out / f"{recipe.name}.card.md").write_text(card_markdown(card))
     log(f"done in {time.time() - t0:.1f}s")
+    return card
+
+
+def _calibration_table(recipe: Recipe, qm, test_ex: list, raw_of: dict[int, str], norm: Normalization,
+                       root: Path) -> tuple[dict, list[dict]]:
+    """Token-weighted percentile table of ``qm`` on the recipe's reference sample (the holdout examples when
+    ``include_holdout``, then the calibration ``sources``); returns (table, description of the reference)."""
+    ref_texts: list[str] = []
+    ref_raw: list[str] = []
+    ref_desc: list[dict] = []
+    if recipe.calibration.include_holdout:
+        ref_texts += [e.text for e in test_ex]
+        ref_raw += [raw_of[id(e)] for e in test_ex]
+        ref_desc.append({"name": "holdout split", "n_examples": len(test_ex)})
+    if recipe.calibration.sources:
+        exs, cards = build_sources(recipe.calibration.sources, root, seed=recipe.seed)
+        ref_texts += [normalize(e.text, norm) for e in exs]
+        ref_raw += [e.text for e in exs]
+        ref_desc += cards
+    keep = [i for i, t in enumerate(ref_texts) if t][: recipe.calibration.max_docs]
+    ref_texts, ref_raw = [ref_texts[i] for i in keep], [ref_raw[i] for i in keep]
+    ref_scores = qm.score_normalized(ref_texts, raw=ref_raw)
+    table = build_table(ref_scores, [max(1, n_tokens(t)) for t in ref_texts])
+    table.update({"model": recipe.name, "kind": "token_weighted_percentile", "token_unit": "whitespace words",
+                  "reference": ref_desc})
+    return table, ref_desc
+
+
+def _holdout_examples(recipe: Recipe, root: Path, norm: Normalization, log) -> tuple[list, list, dict[int, str], list]:
+    """Step 1 of ``train``: the recipe's examples, normalised and deduplicated, split into (train, holdout);
+    also ``raw_of`` (id(example) -> text before normalisation) and the source cards."""
+    examples, src_cards = build_sources(_labelled_sources(recipe), root, seed=recipe.seed)
+    examples = [e for e in examples if e.label in (0, 1)]
+    raw_of: dict[int, str] = {}  # id(example) -> its text before normalisation (the prose view needs line breaks)
+    for e in examples:
+        raw_of[id(e)] = e.text
+        e.text = normalize(e.text, norm)
+    examples = [e for e in examples if e.text]
+    n_before = len(examples)
+    examples = dedup(examples, key=lambda e: e.text)
+    log(f"{n_before} examples, {len(examples)} after exact dedup")
+    train_ex, test_ex = holdout_split(examples, recipe.holdout, seed=recipe.seed)
+    return train_ex, test_ex, raw_of, src_cards
+
+
+def recalibrate(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.PathLike | None = None,
+                config_path: str | None = None, command: str | None = None, verbose: bool = True) -> dict:
+    """Rebuild ``<name>.calib.json`` for the model files already in ``out_dir`` (their sha256 must match the card),
+    without training: the reference sample is the recipe's ``calibration`` (the holdout examples rebuilt by step 1 of
+    ``train`` from the current data, then the calibration sources). Updates the card's calibration, config and
+    reproduce entries (``reproduce.recalibrated``) and its markdown; model files, training data and metrics stay."""
+    from assay.classifiers.model import QualityModel  # noqa: PLC0415
+
+    t0 = time.time()
+    root = Path(data_root) if data_root else default_data_root()
+    out = Path(out_dir)
+    norm = Normalization(**recipe.normalization.model_dump())
+
+    def log(msg: str) -> None:
+        if verbose:
+            print(f"[assay.classifiers.recalibrate {recipe.name}] {msg}", file=sys.stderr, flush=True)
+
+    card_path = out / f"{recipe.name}.card.json"
+    card = json.loads(card_path.read_text())
+    members = card.get("ensemble") or [{"model_file": card["model_file"], "model_sha256": card["model_sha256"],
+                                        "normalization": None}]
+    for m in members:
+        got = hashlib.sha256((out / m["model_file"]).read_bytes()).hexdigest()
+        if got != m["model_sha256"]:
+            raise ValueError(f"{out / m['model_file']}: sha256 {got} is not the card's {m['model_sha256']}")
+    if [m.get("normalization") for m in members] != ([m.overrides() for m in recipe.ensemble] or [None]):
+        raise ValueError("the recipe's ensemble members differ from the card's: retrain instead")
+    if card.get("normalization") != norm.to_dict():
+        raise ValueError("the recipe's normalisation differs from the card's: retrain instead")
+    qm = QualityModel(out / card["model_file"], name=recipe.name, normalization=norm,
+                      members=[(out / m["model_file"], m.get("normalization")) for m in members],
+                      prose_min_words=recipe.prose_view_min_words)
+    _, test_ex, raw_of, _ = _holdout_examples(recipe, root, norm, log)
+    table, ref_desc = _calibration_table(recipe, qm, test_ex, raw_of, norm, root)
+    calib_path = out / f"{recipe.name}.calib.json"
+    with open(calib_path, "w") as f:
+        json.dump(table, f)
+    y_test = np.array([e.label for e in test_ex], dtype=np.int8)
+    pct_test = percentile(table, qm.score_normalized([e.text for e in test_ex], raw=[raw_of[id(e)] for e in test_ex]))
+    cfg_dump = recipe.model_dump()
+    if command is None:
+        cfg = shlex.quote(_rel(Path(config_path))) if config_path else "<recipe.yaml>"
+        command = f"python -m assay.classifiers calibrate --config {cfg} --out {shlex.quote(_rel(out))}"
+    card["calibration"] = {
+        "file": calib_path.name, "n_docs": table["n_docs"], "n_tokens": table["n_tokens"], "reference": ref_desc,
+        "holdout_pct_by_label": {
+            "positive_mean_pct": float(np.nanmean(pct_test[y_test == 1])) if (y_test == 1).any() else None,
+            "negative_mean_pct": float(np.nanmean(pct_test[y_test == 0])) if (y_test == 0).any() else None}}
+    card["config"] = cfg_dump
+    card["reproduce"]["config_sha256"] = hashlib.sha256(json.dumps(cfg_dump, sort_keys=True).encode()).hexdigest()
+    card["reproduce"]["recalibrated"] = {
+        "command": command, "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "note": "calibration table rebuilt for the model files above (not retrained); holdout examples rebuilt "
+                "from the current data by the training command's step 1"}
+    card = _json_safe(card)
+    with open(card_path, "w") as f:
+        json.dump(card, f, indent=1, allow_nan=False)
+    (out / f"{recipe.name}.card.md").write_text(card_markdown(card))
+    log(f"{calib_path}: {table['n_docs']} reference docs; done in {time.time() - t0:.1f}s")
     return card
 
 
@@ -408,6 +485,13 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.corrcoef(ra, rb)[0, 1])
 
 
+def _recalibrated_lines(rc: dict | None) -> list[str]:
+    if not rc:
+        return []
+    return ["", f"Calibration table rebuilt for these model files without training ({rc['created']}):", "", "```",
+            rc["command"], "```"]
+
+
 def card_markdown(card: dict) -> str:
     h = card["metrics"]["holdout"]
     t = h["at_threshold"]
@@ -431,6 +515,7 @@ def card_markdown(card: dict) -> str:
         f" trained in {card['training']['seconds']} s",
         "", "## Reproduce", "", "```", card["reproduce"]["command"], "```",
         f"config sha256 `{card['reproduce']['config_sha256'][:16]}…`, {card['reproduce']['fasttext']}, Python {card['reproduce']['python']}.",
+        *_recalibrated_lines(card["reproduce"].get("recalibrated")),
         "", "## Held-out metrics (quantised model)", "",
         "| n | positives | ROC AUC | PR AUC | threshold | precision | recall | F1 | ECE | best-F1 threshold |",
         "|---|---|---|---|---|---|---|---|---|---|",
