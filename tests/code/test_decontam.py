@@ -675,3 +675,121 @@ def test_word_hashes_and_best_match_on_real_pages(step, shared_data, monkeypatch
     assert sum(cov >= 0.6 for cov, _i, _m in new) >= 15
     monkeypatch.setattr(D, "word_hashes", _words_through_vocab)
     assert new == [idx.best_match(t, chunk_chars=c) for t, c in runs]
+
+
+def _fenced(tmp_path, values, block, chunk=1 << 20):
+    """A ``_FencedTop`` over ``values`` (sorted uint32) written to a file after 12 bytes of padding."""
+    from assay.stages.signals.decontam import _FencedTop, _FileArray
+
+    p = tmp_path / f"top{block}_{len(values)}"
+    p.write_bytes(b"p" * 12 + np.asarray(values, dtype=np.uint32).tobytes())
+    fd = os.open(p, os.O_RDONLY)
+    return _FencedTop(_FileArray(fd, 12, np.dtype(np.uint32), len(values)), block=block, chunk=chunk), fd
+
+
+def _check_ranges(ft, values, tops):
+    tops = np.sort(np.asarray(tops, dtype=np.uint32))
+    lo, cnt = ft.ranges(tops)
+    want = np.searchsorted(values, tops, "left")
+    assert np.array_equal(lo, want) and np.array_equal(cnt, np.searchsorted(values, tops, "right") - want)
+
+
+def test_fenced_top_ranges_equal_searchsorted_across_block_edges(tmp_path):
+    """``_FencedTop.ranges`` (blocks of the sorted top array found through every B-th value, read by runs)
+    equals ``np.searchsorted`` left/right on the whole array: runs of equal values crossing one or several
+    block boundaries (starting at, ending at or spanning fences), values equal to fences, tops below the first
+    fence and above the last, repeated tops, a single partial last block, block 1 and a fence chunk smaller
+    than the array."""
+    v = np.array([3, 5, 7, 7, 7, 7, 7, 7, 7, 9, 9, 9, 12, 12, 12, 12, 13, 20, 20, 21, 40, 40], dtype=np.uint32)
+    tops = [0, 2, 3, 4, 5, 6, 7, 7, 8, 9, 10, 12, 13, 14, 19, 20, 21, 22, 39, 40, 41, 2**32 - 1]
+    for block in (1, 2, 3, 4, 5, 8, 64):
+        for chunk in (1, 7, 1 << 20):
+            ft, fd = _fenced(tmp_path, v, block, chunk)
+            try:
+                assert np.array_equal(ft.fences, v[::block]) and np.array_equal(np.asarray(ft), v)
+                _check_ranges(ft, v, tops)
+                for t in tops:
+                    _check_ranges(ft, v, [t])
+                _check_ranges(ft, v, [])
+            finally:
+                os.close(fd)
+    rng = np.random.default_rng(12)
+    for _ in range(200):
+        v = np.sort(rng.integers(5, 60, size=int(rng.integers(1, 400)))).astype(np.uint32)
+        ft, fd = _fenced(tmp_path, v, int(rng.integers(1, 10)), int(rng.integers(1, 40)))
+        try:
+            _check_ranges(ft, v, rng.integers(0, 70, size=int(rng.integers(0, 50))))
+        finally:
+            os.close(fd)
+
+
+@pytest.mark.shared_data
+def test_cached_index_top_by_blocks_equals_the_mapped_array(step, shared_data, tmp_path, monkeypatch):
+    """The cached index keeps the top 32 bits of the n-gram hashes off the mapping (``_FencedTop``: a small
+    resident fence array, blocks read where a window may hit): on real pages (extracted HTML of shared data),
+    the same pages planted with real items, and real code files, every lookup's ``(lo, cnt)`` and the rows
+    and best matches equal those of the whole array searched in memory (the path before), with the default
+    block and with blocks of 8 values, where runs of equal tops cross block boundaries in the real array."""
+    import sys
+    from pathlib import Path
+
+    from assay.stages.signals import decontam as D
+    from assay.stages.web.extract import extract_html
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from _web_data import html_pages
+
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path))
+    D.cached_index(step.eval_sets)
+    idx = D.cached_index(step.eval_sets)  # read from the cache file
+    full = {}
+    for mode in ("text", "code"):
+        ft = idx.modes[mode].top
+        assert isinstance(ft, D._FencedTop) and len(ft) > 10_000
+        full[mode] = np.asarray(ft)
+        assert np.all(full[mode][1:] >= full[mode][:-1]) and ft.fences.nbytes * 200 < full[mode].nbytes
+    texts = [t for t in (extract_html(h) for _, h in html_pages(shared_data)) if t][:120]
+    code = [p.read_text(errors="replace") for p in sorted((shared_data / "code").rglob("*.py"))[:40]]
+    pages = texts + code + _planted_pages(idx)
+    seen = {"text": [], "code": []}
+    real_ranges = D._FencedTop.ranges
+
+    def spy(self, tops):
+        got = real_ranges(self, tops)
+        mode = "text" if self is idx.modes["text"].top else "code"
+        seen[mode].append((np.array(tops), *got))
+        return got
+
+    rows = []
+    real_best = D.EvalIndex._ngram_best
+
+    def best_spy(self, mode, r, min_windows, best):
+        rows.append((mode, np.unique(np.concatenate(r)) if r else None))
+        return real_best(self, mode, r, min_windows, best)
+
+    monkeypatch.setattr(D._FencedTop, "ranges", spy)
+    monkeypatch.setattr(D.EvalIndex, "_ngram_best", best_spy)
+    fenced = [idx.best_match(p) for p in pages]
+    fenced_rows, rows[:] = list(rows), []
+    assert sum(m[0] >= 0.6 for m in fenced) >= 30 and any(m[2] == "code" for m in fenced if m[0] >= 0.6)
+    hits = 0
+    for mode, calls in seen.items():
+        assert len(calls) > 100
+        for tops, lo, cnt in calls:
+            want = np.searchsorted(full[mode], tops, "left")
+            assert np.array_equal(lo, want)
+            assert np.array_equal(cnt, np.searchsorted(full[mode], tops, "right") - want)
+            hits += int(cnt.sum())
+    assert hits > 1000
+    for mode in ("text", "code"):  # the path before: the whole array in memory
+        idx.modes[mode].top = full[mode]
+    assert [idx.best_match(p) for p in pages] == fenced
+    assert len(rows) == len(fenced_rows) and all(
+        m == m2 and (r is None and r2 is None or np.array_equal(r, r2)) for (m, r), (m2, r2) in zip(rows, fenced_rows))
+    for mode in ("text", "code"):  # blocks of 8 values: equal-top runs crossing block boundaries
+        v = full[mode]
+        small = D._FencedTop(idx._arrays[f"{mode}.top"], block=8, chunk=1000)
+        edge = np.flatnonzero(v[7::8][: len(v[8::8])] == v[8::8])  # value at a block's end equal to the next's first
+        assert len(edge) > 10
+        tops = np.concatenate([t for t, _, _ in seen[mode]] + [v[8 * edge + 8], [0, 2**32 - 1], v[:3] - 1, v[-3:] + 1])
+        _check_ranges(small, v, tops)
