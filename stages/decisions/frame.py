@@ -92,7 +92,6 @@ def needed_columns(spec, *, with_text: bool = False) -> list[str]:
 
 
 def _rule_signals(rule) -> list[str]:
-    unless = getattr(rule, "unless", None)
-    if unless is None:
-        return [rule.signal]
-    return [rule.signal] + [c.signal for c in (unless if isinstance(unless, list) else [unless])]
+    # (code-family rules have no `unless`)
+    conds = rule.unless_conditions() if hasattr(rule, "unless_conditions") else []
+    return [rule.signal] + [c.signal for c in conds]
