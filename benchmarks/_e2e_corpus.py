@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
 
-from _web_data import pre_lines, shared_data_dir
+from _web_data import page_url as page_url_of, pre_lines, shared_data_dir
 from splits import site_of, split_of
 
 # what the issue asks for; versioned names are resolved with apt-cache (the newest candidate)
@@ -243,6 +243,49 @@ def _page_url(body: bytes, fallback: str) -> str:
     return fallback
 
 
+def scrapinghub_url(key: str, truth: dict) -> str:
+    """The URL (so the site and the split) of a scrapinghub page in this corpus."""
+    return truth.get("url") or f"https://scrapinghub-{key[:12]}.test/"
+
+
+def readability_url(stem: str, body: bytes) -> str:
+    """The URL (so the site and the split) of a readability input page in this corpus."""
+    return _page_url(body, f"https://readability-{stem}.test/")
+
+
+def gold_page_splits(corpus: str, root: Path | None = None) -> dict[str, dict[str, str]]:
+    """The split of every page of a gold corpus (``scrapinghub``: ground-truth.json keys, ``readability``: file
+    stems) as each benchmark that reads it defines it: ``{page: {corpus: split, "bench_e2e": split}}``, the first
+    bench_web's (dataset = the corpus, grouped by ``_web_data.site_group``), the second this corpus's (dataset
+    ``bench_e2e``, grouped by site). Training configs read it (``split_pages`` in classifiers/data.py), so no model
+    trains on a page that a benchmark reports as test."""
+    from _web_data import GoldPage, _decode  # noqa: PLC0415
+
+    root = root or shared_data_dir()
+    out: dict[str, dict[str, str]] = {}
+    if corpus == "scrapinghub":
+        sh = root / "html/scrapinghub"
+        truth = json.loads((sh / "ground-truth.json").read_text())
+        for k, rec in sorted(truth.items()):
+            p = sh / "html" / f"{k}.html.gz"
+            body = gzip.decompress(p.read_bytes()) if p.exists() else b""
+            web = GoldPage(corpus, k, _decode(body), "", rec.get("url") or page_url_of(_decode(body)))
+            out[k] = {corpus: web.split, SPLIT_DATASET: split_of(site_of(scrapinghub_url(k, rec)), dataset=SPLIT_DATASET)}
+    elif corpus == "readability":
+        rd = root / "html/readability/readability"
+        stems = sorted({p.stem for p in (rd / "input").glob("*.html")} | {p.stem for p in (rd / "GoldStandard").glob("*.txt")})
+        for stem in stems:
+            p = rd / "input" / f"{stem}.html"
+            body = p.read_bytes() if p.exists() else b""
+            html = p.read_text(encoding="utf-8", errors="replace") if p.exists() else ""  # as _web_data reads it
+            web = GoldPage(corpus, stem, html, "", page_url_of(html))
+            out[stem] = {corpus: web.split, SPLIT_DATASET: split_of(site_of(readability_url(stem, body)),
+                                                                   dataset=SPLIT_DATASET)}
+    else:
+        raise ValueError(f"gold_page_splits: unknown corpus {corpus!r} (scrapinghub, readability)")
+    return out
+
+
 def _take(items: list, n: int | None, rng: random.Random) -> list:
     return items if n is None or len(items) <= n else sorted(rng.sample(items, n), key=items.index)
 
@@ -327,13 +370,13 @@ def shared_pages(sizes: Sizes, rng: random.Random, root: Path | None = None) -> 
     keys = sorted(k for k in truth if (sh / "html" / f"{k}.html.gz").exists())
     for k in _take(keys, sizes.scrapinghub, rng):
         body = gzip.decompress((sh / "html" / f"{k}.html.gz").read_bytes())
-        url = truth[k].get("url") or f"https://scrapinghub-{k[:12]}.test/"
+        url = scrapinghub_url(k, truth[k])
         pages.append(Page(url=url, site=site_of(url), kind="web", body=body, headers=[("Content-Type", "text/html")],
                           gold=truth[k].get("articleBody") or None))
     rd = root / "html/readability/readability/input"
     for p in _take(sorted(rd.glob("*.html")), sizes.readability, rng):
         body = p.read_bytes()
-        url = _page_url(body, f"https://readability-{p.stem}.test/")
+        url = readability_url(p.stem, body)
         pages.append(Page(url=url, site=site_of(url), kind="web", body=body,
                           headers=[("Content-Type", "text/html; charset=utf-8")]))
     pages += _take(warc_sample_pages(root / "warc"), sizes.warc_samples, rng)

@@ -764,17 +764,34 @@ def build_source(spec: dict, root: Path, *, seed: int = 0) -> tuple[list[Example
             pieces = [pieces[i] for i in sorted(idx)]
         for i, p in enumerate(pieces):
             exs.append(Example(text=p, label=e.label, score=e.score, group=e.group, source=name, lang=e.lang))
-    if spec.get("split"):
+    if spec.get("split") or spec.get("exclude_test_of"):
         # keep only the groups of the named split(s) of benchmarks/splits.py (train+dev for training,
         # test for evaluation); ``split_dataset`` names the labelled set the split belongs to
-        wanted = {spec["split"]} if isinstance(spec["split"], str) else set(spec["split"])
         split_of, site_of = grouped_split_fn()
-        ds = spec.get("split_dataset") or name
-        # ``split_by: site``: group by the registrable domain of the group's URL (WARC records), so one
-        # site never straddles train and test; default: the builder's group (file, row, article)
-        key = ((lambda g: site_of(g.split(":", 1)[1] if g.startswith("warc:") else g))
-               if spec.get("split_by") == "site" else (lambda g: g))
-        exs = [e for e in exs if split_of(key(e.group), dataset=ds) in wanted]
+        if spec.get("split_pages"):
+            # pages of a gold corpus (scrapinghub, readability; the builder's group is "<prefix>:<page>[:...]"):
+            # each benchmark that reads the page groups it its own way (benchmarks/_e2e_corpus.gold_page_splits)
+            pages = gold_page_splits(spec["split_pages"], root)
+
+            def split_in(e: Example, ds: str) -> str:
+                return pages[e.group.split(":")[1]][ds]
+            ds = spec.get("split_dataset") or spec["split_pages"]
+        else:
+            # ``split_by: site``: group by the registrable domain of the group's URL (WARC records), so one
+            # site never straddles train and test; default: the builder's group (file, row, article)
+            key = ((lambda g: site_of(g.split(":", 1)[1] if g.startswith("warc:") else g))
+                   if spec.get("split_by") == "site" else (lambda g: g))
+
+            def split_in(e: Example, ds: str) -> str:
+                return split_of(key(e.group), dataset=ds)
+            ds = spec.get("split_dataset") or name
+        if spec.get("split"):
+            wanted = {spec["split"]} if isinstance(spec["split"], str) else set(spec["split"])
+            exs = [e for e in exs if split_in(e, ds) in wanted]
+        # ``exclude_test_of``: other datasets whose test split holds the same pages under their own grouping
+        # (bench_e2e reads WARC, scrapinghub and readability pages): a training source drops those pages too
+        for other in spec.get("exclude_test_of") or ():
+            exs = [e for e in exs if split_in(e, other) != "test"]
     max_docs = int(spec.get("max_docs", 0))
     if int(spec.get("repeat", 1)) > 1:  # weight a small in-domain set up in training (see expand_repeats)
         for e in exs:
@@ -804,6 +821,24 @@ def grouped_split_fn():
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
     return mod.split_of, mod.site_of
+
+
+def _benchmark_module(name: str):
+    """A module of ``benchmarks/`` (not an installed package: loaded with that folder on ``sys.path``)."""
+    import importlib  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    folder = str(REPO_ROOT / "benchmarks")
+    if not (REPO_ROOT / "benchmarks" / f"{name}.py").exists():
+        raise FileNotFoundError(f"{folder}/{name}.py is missing: split-aware sources need the repository checkout")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    return importlib.import_module(name)
+
+
+def gold_page_splits(corpus: str, root: Path) -> dict[str, dict[str, str]]:
+    """``{page: {dataset: split}}`` of a gold corpus as the benchmarks define it (``_e2e_corpus.gold_page_splits``)."""
+    return _benchmark_module("_e2e_corpus").gold_page_splits(corpus, root)
 
 
 def build_sources(specs: Iterable[dict], root: Path, *, seed: int = 0) -> tuple[list[Example], list[dict]]:
