@@ -492,6 +492,23 @@ def _recalibrated_lines(rc: dict | None) -> list[str]:
             rc["command"], "```"]
 
 
+def split_description(source_card: dict) -> str:
+    """Which split of which set a training source read (its ``split`` keys), for the card's data table."""
+    p = (source_card.get("of") or {}).get("params", {}) if source_card.get("builder") == "corrupt" \
+        else source_card.get("params", {})
+    if not p.get("split"):
+        return "all (no split: not an evaluated set)"
+    split = p["split"] if isinstance(p["split"], str) else "+".join(p["split"])
+    desc = f"{split} of {p.get('split_pages') or p.get('split_dataset') or source_card['name']}"
+    if p.get("split_pages"):
+        desc += " (pages, grouped as bench_web does)"
+    elif p.get("split_by") == "site":
+        desc += " (by site)"
+    if p.get("exclude_test_of"):
+        desc += f"; no page of the test split of {', '.join(p['exclude_test_of'])}"
+    return desc
+
+
 def card_markdown(card: dict) -> str:
     h = card["metrics"]["holdout"]
     t = h["at_threshold"]
@@ -516,6 +533,9 @@ def card_markdown(card: dict) -> str:
         "", "## Reproduce", "", "```", card["reproduce"]["command"], "```",
         f"config sha256 `{card['reproduce']['config_sha256'][:16]}…`, {card['reproduce']['fasttext']}, Python {card['reproduce']['python']}.",
         *_recalibrated_lines(card["reproduce"].get("recalibrated")),
+        *([f"Rerun check ({card['reproduce']['rerun_check']['date']}): the same command run again gives"
+           f" {'byte-identical' if card['reproduce']['rerun_check']['identical'] else 'DIFFERENT'} model files"
+           f" (sha256 `{card['model_sha256']}`)."] if card["reproduce"].get("rerun_check") else []),
         "", "## Held-out metrics (quantised model)", "",
         "| n | positives | ROC AUC | PR AUC | threshold | precision | recall | F1 | ECE | best-F1 threshold |",
         "|---|---|---|---|---|---|---|---|---|---|",
@@ -542,12 +562,13 @@ def card_markdown(card: dict) -> str:
             for k, lg, r in per_lang:
                 lines.append(f"| {k} | {lg} | {r['n']} | {r['n_negative']} | {_fmt(r['roc_auc'])} |"
                              f" {_fmt(r['baseline_length_roc_auc'])} |")
-    lines += ["", "## Training data", "", "| source | builder | label | documents read | examples | files |", "|---|---|---|---|---|---|"]
+    lines += ["", "## Training data", "", "| source | builder | label | split read (benchmarks/splits.py) | documents read |"
+              " examples | files |", "|---|---|---|---|---|---|---|"]
     for s in card["data"]:
         files = s.get("files")
         fdesc = (", ".join(f"`{f['path']}` ({f['sha256'][:12]}…)" for f in files[:3]) + (" …" if len(files) > 3 else "")) if files \
             else f"{s.get('n_files', 0)} files, combined sha256 `{s.get('files_sha256', '')[:16]}…`"
-        lines.append(f"| {s['name']} | {s['builder']} | {s.get('label', 'from data')} | {s.get('n_documents_read', '')} |"
-                     f" {s['n_examples']} | {fdesc} |")
+        lines.append(f"| {s['name']} | {s['builder']} | {s.get('label', 'from data')} | {split_description(s)} |"
+                     f" {s.get('n_documents_read', '')} | {s['n_examples']} | {fdesc} |")
     lines += ["", "Full file lists with sha256 are in the JSON card.", ""]
     return "\n".join(lines)
