@@ -239,19 +239,23 @@ def _camel_split(key: str) -> str:
     return key
 
 
-_TOKEN_SEPARATORS = str.maketrans("_-", "  ")
-
-
 def _widget_words_in(values: set[str], joined: str | None = None) -> tuple[str, set[str]]:
     """(the values joined, the widget words that occur in them, lower-cased; ``_CAMEL_WORDS`` also as
     camelCase parts: "imageCaption"). ``joined``: the values already joined (the rewriter's ``attr_text``)."""
     if joined is None:
         joined = " ".join(values)
     low = joined.lower()
-    found = set(_WIDGET_WORDS.intersection(low.translate(_TOKEN_SEPARATORS).split()))
+    found = set(_WIDGET_WORDS.intersection(low.replace("_", " ").replace("-", " ").split()))
     found.update(k for k in _WIDGET_PREFIXES + _WIDGET_PAIRS if k in low)
     found.update(w for w, cap in zip(_CAMEL_WORDS, _CAMEL_CAPS) if cap in joined)
     return joined, found
+
+
+# every word ``_widget_words_in`` may find -> the other such words inside it ("comments" -> "comment",
+# "navheader" -> "header"): the only ones that can make it redundant in ``_boilerplate_selector``
+_ALL_WIDGET_WORDS = frozenset(_WIDGET_WORDS) | frozenset(_WIDGET_PREFIXES) | frozenset(_WIDGET_PAIRS) | frozenset(_CAMEL_WORDS)
+_INNER_WIDGET_WORDS = {w: tuple(k for k in _ALL_WIDGET_WORDS if k != w and k in w) for w in _ALL_WIDGET_WORDS}
+_INNER_WIDGET_WORDS = {w: ks for w, ks in _INNER_WIDGET_WORDS.items() if ks}
 
 
 def _boilerplate_selector(class_vals: set[str], id_vals: set[str], class_text: str | None = None) -> str | None:
@@ -262,15 +266,16 @@ def _boilerplate_selector(class_vals: set[str], id_vals: set[str], class_text: s
     sel = []
     for attr, vals in (("class", class_vals), ("id", id_vals)):
         joined, found = _widget_words_in(vals, class_text if attr == "class" else None)
-        kept: list[tuple[str, bool]] = []  # (word, case-sensitive)
+        kept: dict[str, bool] = {}  # word -> case-sensitive
         for w in sorted(found, key=len):
             # case-sensitive unless the page spells the word with capitals only, or a camelCase word is
             # spelled capitalised somewhere ("imageCaption" needs [class*="caption" i])
             cs = w in joined and not (w in _CAMEL_WORDS and w.capitalize() in joined)
-            # [class*="comment"] already selects every "comments"/"navheader" ("header") candidate
-            if not any(k in w and (cs or not kcs) for k, kcs in kept):
-                kept.append((w, cs))
-        sel += [f'[{attr}*="{w}"]' if cs else f'[{attr}*="{w}" i]' for w, cs in sorted(kept)]
+            # [class*="comment"] already selects every "comments"/"navheader" ("header") candidate (the
+            # shorter widget words inside ``w`` are listed once, ``_INNER_WIDGET_WORDS``)
+            if not any(k in kept and (cs or not kept[k]) for k in _INNER_WIDGET_WORDS.get(w, ())):
+                kept[w] = cs
+        sel += [f'[{attr}*="{w}"]' if cs else f'[{attr}*="{w}" i]' for w, cs in sorted(kept.items())]
     return ", ".join(sel) if sel else None
 
 
@@ -1514,7 +1519,54 @@ _EMPTY_STATS = {"n_code_blocks": 0, "n_inline_code": 0, "n_math": 0, "n_tables":
 def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | None = None,
                  story_tail: bool = False):
     """Parse, rewrite and extract: ``(text with placeholders and link marks, rewriter)`` or None if empty.
-    Raises ``ExtractTooDeep`` (nesting over ``MAX_DEPTH``) or ``ExtractTimeout`` (over ``time_limit_s``)."""
+    Raises ``ExtractTooDeep`` (nesting over ``MAX_DEPTH``) or ``ExtractTimeout`` (over ``time_limit_s``).
+    Runs with a ``_PageNodeCache`` as resiliparse's node cache."""
+    rnode = _resiliparse_node_module()
+    prev = rnode._node_cache
+    if type(prev) is _PageNodeCache:  # (an extraction already running in another thread: share its cache)
+        return _extract_raw_page(html, main_content, time_limit_s, story_tail)
+    page = _PageNodeCache()
+    rnode._node_cache = page
+    try:
+        return _extract_raw_page(html, main_content, time_limit_s, story_tail)
+    finally:
+        if rnode._node_cache is page:
+            rnode._node_cache = prev
+        page.clear()
+
+
+class _PageNodeCache(dict):
+    """resiliparse's node-object cache (node address -> its Python object; resiliparse asks ``get`` before it
+    makes a node object and stores each one it makes) for the length of one extraction: a plain dict, so both
+    calls stay in C (with ``_WeakNodeCache`` they were two Python calls per node object: about 340 a page on
+    documentation pages, 4-5% of the extraction). It holds the page's node objects until the extraction ends
+    and is emptied then (``_extract_raw``), and the process-wide cache is put back: the same node objects
+    answer for the same nodes as long as the page is extracted (resiliparse's ``decompose`` detaches a node
+    without freeing it, so no address is taken by another node while the tree lives), node objects compare
+    and hash by their node, and no object outlives its page in the cache."""
+
+    __slots__ = ()
+
+
+_RNODE: list = []
+
+
+def _resiliparse_node_module():
+    """``resiliparse.parse.html.node`` (imported once), with ``_WeakNodeCache`` installed as the process-wide
+    node cache."""
+    if not _RNODE:
+        import resiliparse.parse.html.node as rnode  # noqa: PLC0415
+
+        _RNODE.append(rnode)
+    if not _NODE_CACHE_SET:
+        _install_node_cache()
+        _NODE_CACHE_SET.append(True)
+    return _RNODE[0]
+
+
+def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float | None = None,
+                      story_tail: bool = False):
+    """``_extract_raw`` (with the page's node cache in place)."""
     try:
         from resiliparse.extract.html2text import extract_plain_text
         from resiliparse.parse.html import HTMLTree
@@ -1537,9 +1589,6 @@ def _extract_raw(html: str | bytes, main_content: bool, time_limit_s: float | No
         text = _close_self_closing_anchors(text)
     if nesting_depth_exceeds(text):
         raise ExtractTooDeep(f"tag nesting deeper than {MAX_DEPTH}")
-    if not _NODE_CACHE_SET:
-        _install_node_cache()
-        _NODE_CACHE_SET.append(True)
     tree = HTMLTree.parse(text)
     rw = _Rewriter(tree, text, deadline)
     rw.boilerplate()
@@ -2438,8 +2487,8 @@ def _restrict_to_texts(out: str, texts: list[str], prose_total: int, title: str)
         ok = False
         if key:
             at = body_text.find(key, pos)
-            if at < 0:
-                at = body_text.find(key)
+            if at < 0:  # none starts at pos or later: the first one, if any, ends before pos + len(key) - 1
+                at = body_text.find(key, 0, pos + len(key) - 1)
             if at < 0 and len(key) >= 2 * _BODY_MATCH_ENDS:
                 at = _find_ends(body_text, key, pos)
             if at >= 0:

@@ -181,18 +181,25 @@ def test_line_prefilters_keep_every_match_on_real_lines(shared_data):
     assert n_meta >= 20 and n_cta >= 20 and n_skipped >= n_lines // 2, (n_lines, n_meta, n_cta, n_skipped)
 
 
-def test_weak_node_cache_gives_the_extraction_of_resiliparses_own_cache(shared_data, monkeypatch):
-    """``_WeakNodeCache`` in place of resiliparse's ``WeakValueDictionary`` node cache: the same text and counts
-    on every page (the cache only decides whether a node already has a live Python object)."""
+def test_node_caches_give_the_extraction_of_resiliparses_own_cache(shared_data, monkeypatch):
+    """``_WeakNodeCache`` in place of resiliparse's ``WeakValueDictionary`` node cache, and the per-extraction
+    ``_PageNodeCache`` (the default): the same text and counts on every page (the cache only decides whether a
+    node already has a Python object); after each extraction the process-wide cache is back and the page's
+    cache is empty."""
     import weakref
 
     import resiliparse.parse.html.node as rnode
 
     pages = _pages(shared_data)[::3]
     monkeypatch.setattr(X, "_NODE_CACHE_SET", [True])  # this test installs each cache itself
+    with_page_cache, without = X._extract_raw, X._extract_raw_page
     out = {}
-    for name, make in (("resiliparse", weakref.WeakValueDictionary), ("fast", X._WeakNodeCache)):
-        monkeypatch.setattr(rnode, "_node_cache", make())
+    for name, make in (("resiliparse", weakref.WeakValueDictionary), ("weak", X._WeakNodeCache),
+                       ("page", X._WeakNodeCache)):
+        cache = make()
+        monkeypatch.setattr(rnode, "_node_cache", cache)
+        # the first two extract on the process-wide cache alone
+        monkeypatch.setattr(X, "_extract_raw", with_page_cache if name == "page" else without)
         res = []
         for page in pages:
             try:
@@ -200,10 +207,40 @@ def test_weak_node_cache_gives_the_extraction_of_resiliparses_own_cache(shared_d
             except X.ExtractLimitError as e:
                 res.append(repr(e))
         out[name] = res
-        if name == "fast":
-            assert isinstance(rnode._node_cache, X._WeakNodeCache) and len(rnode._node_cache.data) > 0
-    assert len(pages) >= 40 and sum(bool(r[0]) for r in out["fast"] if isinstance(r, tuple)) >= 30
-    assert out["fast"] == out["resiliparse"]
+        if name == "weak":
+            assert len(cache.data) > 0
+        assert rnode._node_cache is cache  # put back after every extraction
+    assert len(pages) >= 40 and sum(bool(r[0]) for r in out["page"] if isinstance(r, tuple)) >= 30
+    assert out["weak"] == out["resiliparse"]
+    assert out["page"] == out["resiliparse"]
+
+
+def test_page_node_cache_is_in_place_during_an_extraction_only(shared_data, monkeypatch):
+    import resiliparse.parse.html.node as rnode
+
+    page = _pages(shared_data)[0]
+    X.extract_html(page)  # installs the process-wide cache
+    before = rnode._node_cache
+    assert isinstance(before, X._WeakNodeCache)
+    during = []
+    orig = X._extract_raw_page
+
+    def spy(*a, **k):
+        during.append(rnode._node_cache)
+        r = orig(*a, **k)
+        during.append(len(rnode._node_cache))
+        return r
+
+    monkeypatch.setattr(X, "_extract_raw_page", spy)
+    assert X.extract_html(page)
+    assert type(during[0]) is X._PageNodeCache and during[1] > 0  # node objects of the page were cached
+    assert len(during[0]) == 0  # and let go when the extraction ended
+    assert rnode._node_cache is before
+    # an extraction that fails puts the process-wide cache back too
+    monkeypatch.setattr(X, "_extract_raw_page", lambda *a, **k: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        X._extract_raw(page, True)
+    assert rnode._node_cache is before
 
 
 def test_weak_node_cache_answers_as_a_weak_value_dictionary():
