@@ -21,6 +21,7 @@ import zlib
 from collections import Counter
 from functools import lru_cache
 from itertools import compress, repeat
+import operator
 from operator import itemgetter
 
 import numpy as np
@@ -45,7 +46,8 @@ _FENCE_RE = re.compile(r"^(`{3,})[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
 _FENCE_OPEN_RE = re.compile(r"^`{3,}[^\n]*$", re.M)
 _DISPLAY_MATH_RE = re.compile(r"\$\$.+?\$\$", re.S)
 _INLINE_MATH_RE = re.compile(r"(?<![\\$\w])\$(?!\s)[^$\n]{1,300}?(?<!\s)\$(?!\w)")
-_INLINE_CODE_RE = re.compile(r"(`+)[^`\n]+?\1")
+# an inline code span (a run of backticks, the code, the same run), the whole span as group 1 (for re.split)
+_INLINE_CODE_SPLIT_RE = re.compile(r"((`+)[^`\n]+?\2)")
 _TABLE_ROW_RE = re.compile(r"^\|.*\|[ \t]*$", re.M)
 
 _STOP_WORDS = frozenset(STOP_WORDS)
@@ -109,17 +111,18 @@ def split_prose(text: str, cut: bool = False) -> tuple[str, dict]:
     if "$" in prose:
         prose = _DISPLAY_MATH_RE.sub(_count("n_math", "math_chars", "\n"), prose) if "$$" in prose else prose
         prose = _INLINE_MATH_RE.sub(_count("n_math", "math_chars", "x"), prose)
-    n_inline = [0]
-
-    def _inline(m: re.Match) -> str:
-        n_inline[0] += 1
-        counts["inline_code_chars"] += len(m.group(0))
-        return inline_code_word(m.group(0))
-
-    # keep the sentence shape: one word per inline code span, the same word for the same code
+    # keep the sentence shape: one word per inline code span, the same word for the same code (the spans by
+    # re.split, which finds the matches re.sub replaces, the texts between them at even places: no Python
+    # call per span)
     if "`" in prose:
-        prose = _INLINE_CODE_RE.sub(_inline, prose)
-    counts["n_inline_code"] = n_inline[0]
+        parts = _INLINE_CODE_SPLIT_RE.split(prose)
+        if len(parts) > 1:
+            spans = parts[1::3]
+            counts["n_inline_code"] = len(spans)
+            counts["inline_code_chars"] = sum(map(len, spans))
+            parts[1::3] = map(inline_code_word, spans)
+            del parts[2::3]  # (the backtick runs: the pattern's inner group)
+            prose = "".join(parts)
     n_rows = len(_TABLE_ROW_RE.findall(prose)) if "|" in prose else 0
     counts["table_rows"] = n_rows
     if n_rows:
@@ -136,6 +139,8 @@ def _alpha_ws_ratio(text: str, table: _WordTable | None = None, alpha: np.ndarra
     """The share of whitespace-separated words (``text.split()``) with a letter. ``table``: the words of
     ``text`` (``split_words``) and ``alpha``: which of them have a letter (``table.per_word(has_alpha_flags)``);
     with them, no letter test on the whitespace words (see ``_alpha_chunks``)."""
+    if table is not None and table.chunk_ids is not None:
+        return _r(table.alpha_chunks() / len(table.chunk_ids))
     chunks = text.split()
     if not chunks:
         return 0.0
@@ -165,9 +170,10 @@ class _WordTable:
     """Words as integer ids (first-seen order) with per-word lengths: the n-gram statistics below
     run on arrays of ids instead of joined strings (datatrove's helpers join every window)."""
 
-    __slots__ = ("n_words", "uniq", "ids", "lens")
+    __slots__ = ("n_words", "uniq", "ids", "lens", "chunk_uniq", "chunk_ids", "chunk_alpha", "uniq_isalpha")
 
     def __init__(self, words: list[str]):
+        self.chunk_uniq = self.chunk_ids = self.chunk_alpha = self.uniq_isalpha = None
         self.uniq, self.ids = first_seen_codes(words)
         self.n_words = len(words)
         ulen = np.fromiter(map(len, self.uniq), dtype=np.int64, count=len(self.uniq))
@@ -183,21 +189,88 @@ class _WordTable:
         out.ids = group_codes(ids.astype(np.uint64))[0].astype(np.int64, copy=False) if len(ids) else ids
         out.lens = table.lens[keep]
         out.n_words, out.uniq = len(ids), None
+        out.chunk_uniq = out.chunk_ids = out.chunk_alpha = out.uniq_isalpha = None
         return out
 
+    @classmethod
+    def of_text(cls, text: str) -> _WordTable:
+        """The table of ``split_words(text)``, from the white-space chunks of ``text`` (``str.split``, several
+        times faster than the word regex): each distinct chunk is split once, a chunk of letters only
+        (``str.isalpha``, most of them) being one word and the others split together by one regex call on
+        their join. Words never span white space and cover every other character, in order, so the words of
+        the text are those of its chunks in turn. The words of the distinct chunks (first-seen order) number
+        the words in the order a pass over the whole text first sees them (a word first occurs in the first
+        occurrence of some chunk). Keeps the chunks' numbering (``chunk_uniq``, ``chunk_ids``, ``chunk_alpha``:
+        which distinct chunks are letters only) for the whitespace-word ratio; a text holding one of
+        ``_SPLIT_ONLY_SPACES`` is split by the regex (the chunks and the words disagree on white space)."""
+        chunks = text.split()
+        if not chunks or any(map(text.__contains__, _SPLIT_ONLY_SPACES)):
+            return cls(split_words(text))
+        out = cls.__new__(cls)
+        out.uniq_isalpha = None
+        cu, cc = first_seen_codes(chunks)
+        isal = np.fromiter(map(str.isalpha, cu), dtype=bool, count=len(cu))
+        out.chunk_uniq, out.chunk_ids, out.chunk_alpha = cu, cc, isal
+        out.n_words = len(chunks)
+        if isal.all():  # every chunk one word: the chunks' numbering is the words'
+            out.uniq, out.ids, out.uniq_isalpha = cu, cc, isal
+        else:
+            na_idx = np.flatnonzero(~isal)
+            na = [cu[i] for i in na_idx.tolist()]
+            toks = _WORD_RE.findall(" ".join(na))
+            # the chunk of each word: offsets count the characters that are not white space (see _alpha_chunks)
+            owner = np.searchsorted(np.cumsum(np.fromiter(map(len, na), dtype=np.int64, count=len(na))),
+                                    np.cumsum(np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))))
+            ntok = np.bincount(owner, minlength=len(na))
+            k = np.ones(len(cu), dtype=np.int64)
+            k[na_idx] = ntok
+            ends = np.cumsum(k)
+            starts = ends - k  # where each distinct chunk's words start among the words of the distinct chunks
+            flat = np.empty(int(ends[-1]), dtype=object)
+            flat[starts[isal]] = np.fromiter(compress(cu, isal.tolist()), dtype=object,
+                                             count=len(cu) - len(na))
+            tok_first = np.cumsum(ntok) - ntok
+            flat[starts[na_idx][owner] + (np.arange(len(toks)) - tok_first[owner])] = np.fromiter(
+                toks, dtype=object, count=len(toks))
+            wu, wc = first_seen_codes(flat.tolist())
+            kc = k[cc]
+            n = int(kc.sum())
+            # the words of each chunk occurrence: its chunk's words among the distinct chunks'
+            occ = np.repeat(starts[cc] - (np.cumsum(kc) - kc), kc) + np.arange(n)
+            out.uniq, out.ids = wu, wc[occ]
+            out.n_words = n
+        ulen = np.fromiter(map(len, out.uniq), dtype=np.int64, count=len(out.uniq))
+        out.lens = ulen[out.ids]
+        return out
+
+    def alpha_chunks(self) -> int | None:
+        """How many white-space chunks of the text have a letter (``of_text`` tables; else None)."""
+        if self.chunk_ids is None:
+            return None
+        fl = self.chunk_alpha.copy()
+        others = np.flatnonzero(~fl)
+        if len(others):
+            cu = self.chunk_uniq
+            fl[others] = has_alpha_flags([cu[i] for i in others.tolist()])
+        return int(np.count_nonzero(fl[self.chunk_ids]))
+
     def per_word(self, flags) -> np.ndarray:
-        """A boolean property computed once per distinct word (``flags(words) -> bool array``, e.g.
-        :func:`has_alpha_flags`), spread over all positions."""
+        """A boolean property computed once per distinct word (``flags(words, isalpha) -> bool array``, e.g.
+        :func:`has_alpha_flags`; ``isalpha``: ``str.isalpha`` of each distinct word, computed once for the
+        table), spread over all positions."""
         if not self.uniq:
             return np.zeros(0, dtype=bool)
-        return flags(self.uniq)[self.ids]
+        if self.uniq_isalpha is None:
+            self.uniq_isalpha = np.fromiter(map(str.isalpha, self.uniq), dtype=bool, count=len(self.uniq))
+        return flags(self.uniq, self.uniq_isalpha)[self.ids]
 
     def word_hashes(self) -> np.ndarray:
         """A 64-bit hash of each word (of its id): the 1-word windows of :func:`extend_window_hashes`."""
-        with np.errstate(over="ignore"):
-            h1 = (self.ids.astype(np.uint64) + np.uint64(1)) * _MIX1
-            h1 ^= h1 >> np.uint64(31)
-            h1 *= _MIX2
+        # (uint64 array arithmetic wraps around without a warning: no np.errstate needed, which costs a
+        # context switch per call)
+        h1 = (self.ids.astype(np.uint64) + np.uint64(1)) * _MIX1
+        h1 ^= h1 >> np.uint64(31)
+        h1 *= _MIX2
         return h1
 
 
@@ -206,8 +279,7 @@ def extend_window_hashes(h: np.ndarray, h1: np.ndarray, positions: np.ndarray, n
     there (``h``, aligned with ``positions``) and the word hashes ``h1``: a window's hash depends on its
     words in order, so windows of equal words have equal hashes. Every position must start an n-word window
     (``positions <= len(h1) - n``)."""
-    with np.errstate(over="ignore"):
-        return (h ^ (h >> np.uint64(29))) * _MIX2 + h1[positions + (n - 1)]
+    return (h ^ (h >> np.uint64(29))) * _MIX2 + h1[positions + (n - 1)]  # (wraps around, as word_hashes)
 
 
 _MIX1 = np.uint64(0x9E3779B97F4A7C15)
@@ -337,11 +409,12 @@ has_alpha = _PerWord(_has_alpha).__getitem__  # _has_alpha, remembered per word
 is_non_symbol = _PerWord(_is_non_symbol).__getitem__  # _is_non_symbol, remembered per word
 
 
-def has_alpha_flags(words: list[str]) -> np.ndarray:
+def has_alpha_flags(words: list[str], isalpha: np.ndarray | None = None) -> np.ndarray:
     """``[has_alpha(w) for w in words]`` as a bool array, at C speed for most words: a word of letters only
     (``str.isalpha``) has one, and so has a word whose letters only lack some ASCII punctuation or digits
     around them ("word,", "(see", "2nd"); the others (numbers, punctuation, "x86-64") ask :func:`has_alpha`."""
-    flags = np.fromiter(map(str.isalpha, words), dtype=bool, count=len(words))
+    flags = (np.fromiter(map(str.isalpha, words), dtype=bool, count=len(words)) if isalpha is None
+             else isalpha.copy())  # (``isalpha``: ``str.isalpha`` of each word, if at hand)
     others = np.flatnonzero(~flags)
     if len(others):
         rest = [words[i] for i in others.tolist()]
@@ -359,10 +432,11 @@ def has_alpha_flags(words: list[str]) -> np.ndarray:
 _ASCII_NON_LETTERS = "".join(c for c in map(chr, range(128)) if not c.isalpha())
 
 
-def non_symbol_flags(words: list[str]) -> np.ndarray:
+def non_symbol_flags(words: list[str], isalpha: np.ndarray | None = None) -> np.ndarray:
     """``[is_non_symbol(w) for w in words]`` as a bool array: a word of letters only is not a symbol (no letter
     is in ``PUNCTUATION_SET``: tests/web/test_web_heuristics.py); the others ask :func:`is_non_symbol`."""
-    flags = np.fromiter(map(str.isalpha, words), dtype=bool, count=len(words))
+    flags = (np.fromiter(map(str.isalpha, words), dtype=bool, count=len(words)) if isalpha is None
+             else isalpha.copy())  # (as has_alpha_flags)
     others = ~flags
     if others.any():
         flags[others] = np.fromiter(map(is_non_symbol, compress(words, others.tolist())), dtype=bool,
@@ -465,9 +539,9 @@ def gopher_repetition_signals(text: str, words: list[str] | None = None, table: 
         positions, h = positions[repeats], h[repeats]
         if not len(positions) and n > max(GOPHER_TOP_NGRAMS):
             break  # no window repeats: every further duplicate fraction stays 0
-        starts_repeat[:] = False
         starts_repeat[positions] = True
         suffix = starts_repeat[positions + 1]  # (then the window fits: positions + 1 <= m - (n - 1))
+        starts_repeat[positions] = False  # (cleared where set: the array stays all false between lengths)
         positions = positions[suffix]
         h = extend_window_hashes(h[suffix], h1, positions, n)
         clen = cs[positions + n] - cs[positions]
@@ -484,38 +558,19 @@ _LOREM_FILLER_RE = re.compile(r"lorem\W+ipsum\W+dolor")
 
 
 def c4_signals(text: str) -> dict:
-    """Values behind C4's page/line rules (datatrove C4QualityFilter, split on lines)."""
+    """Values behind C4's page/line rules (datatrove C4QualityFilter, split on lines).
+
+    The line rules by whole-list operations (``_c4_line_values``: C-level maps, one sentence-end search over the
+    kept lines joined) instead of a loop over lines (tests/web/test_web_heuristics.py has that loop)."""
     lines = list(filter(None, map(str.strip, text.splitlines())))
     n_lines = len(lines)
-    kept = 0
-    n_sentences = 0
-    js = policy = too_long = 0
     lower = text.lower()
     # a line (citations removed, lower-cased) holds "javascript" or a policy phrase only when the whole text
     # (citations removed, lower-cased) does: a citation never spans lines, and neither does a phrase
     cited = "[" in text
     text_nc = CITATION_REGEX.sub("", text).lower() if cited else lower
-    check_js = "javascript" in text_nc
-    check_policy = _has_policy(text_nc)
-    for line in lines:
-        if len(line) > 1000 and max(map(len, line.split())) > 1000:
-            too_long += 1
-            continue
-        line_nc = CITATION_REGEX.sub("", line) if cited and "[" in line else line
-        if check_js or check_policy:
-            ll = line_nc.lower()
-            has_js = check_js and "javascript" in ll
-            has_policy = check_policy and _has_policy(ll)
-            js += has_js
-            policy += has_policy
-            if has_js or has_policy:
-                continue
-        if not line_nc.endswith(END_PUNCTUATION) or line_nc.endswith("..."):
-            continue
-        if len(line.split()) < 3:
-            continue
-        kept += 1
-        n_sentences += max(1, len(_SENT_END_RE.findall(line_nc)))
+    kept, n_sentences, js, policy, too_long = _c4_line_values(lines, cited, "javascript" in text_nc,
+                                                              _has_policy(text_nc))
     return {
         "n_lines": n_lines,
         "kept_lines_frac": _r(kept / n_lines) if n_lines else 0.0,
@@ -535,6 +590,49 @@ def _has_policy(text: str) -> bool:
     """Whether ``text`` holds one of C4's policy phrases (``POLICY_SUBSTRINGS``): one substring search per
     phrase, several times faster than the search of their alternation (a regex) over a whole page."""
     return any(map(text.__contains__, POLICY_SUBSTRINGS))
+
+
+def _c4_line_values(lines: list[str], cited: bool, check_js: bool, check_policy: bool) -> tuple[int, ...]:
+    """``(kept, n_sentences, javascript, policy, too_long)`` of C4's line rules over the (stripped, not empty)
+    ``lines``. A line with a word over 1,000 characters counts as too long only; the others are tested with
+    citations removed (``cited``: the text holds a "["), and counted as holding "javascript" or a policy
+    phrase (only searched for where the whole text holds one: ``check_js``, ``check_policy``); a line that
+    holds neither, ends with end punctuation but not "...", and has at least 3 words is kept, with at least one
+    sentence. Lines hold no line break, so the sentence ends of the kept lines are found in one search over
+    them joined by line breaks: a line break after a run of end punctuation is white space, as the end of a
+    line is; the runs never span a line break (not end punctuation)."""
+    too_long = 0
+    if any(map(1000 .__lt__, map(len, lines))):
+        long = {i for i, ln in enumerate(lines) if len(ln) > 1000 and max(map(len, ln.split())) > 1000}
+        if long:
+            too_long = len(long)
+            lines = [ln for i, ln in enumerate(lines) if i not in long]
+    if cited:
+        nc = [CITATION_REGEX.sub("", ln) if "[" in ln else ln for ln in lines]
+    else:
+        nc = lines
+    js = policy = 0
+    if check_js or check_policy:
+        low = list(map(str.lower, nc))
+        flag_js = list(map(str.__contains__, low, repeat("javascript"))) if check_js else [False] * len(low)
+        flag_pol = list(map(_has_policy, low)) if check_policy else [False] * len(low)
+        js, policy = sum(flag_js), sum(flag_pol)
+        if js or policy:
+            out = list(map(operator.or_, flag_js, flag_pol))
+            lines = [ln for ln, o in zip(lines, out) if not o]
+            nc = [ln for ln, o in zip(nc, out) if not o]
+    ends = list(map(str.endswith, nc, repeat(END_PUNCTUATION)))
+    cand = [(ln, c) for ln, c, e in zip(lines, nc, ends) if e and not c.endswith("...")]
+    kept_nc = [c for ln, c in cand if len(ln.split(None, 2)) == 3]
+    if not kept_nc:
+        return 0, 0, js, policy, too_long
+    n_sentences = len(_SENT_END_RE.findall("\n".join(kept_nc)))
+    # a kept line ends with end punctuation: one sentence end at least, unless it ends with a quote
+    n_sentences += sum(1 for c in kept_nc if c.endswith(_QUOTES) and _SENT_END_RE.search(c) is None)
+    return len(kept_nc), n_sentences, js, policy, too_long
+
+
+_QUOTES = tuple(p for p in END_PUNCTUATION if p not in ".!?。！？")
 
 
 def fineweb_signals(text: str, words: list[str] | None = None, short_line_length: int = 30,
@@ -564,7 +662,7 @@ def classic_signals(text: str, prefix: str = "") -> dict:
 
 def _classic_signals(text: str, prefix: str = "") -> tuple[dict, _WordTable]:
     """``classic_signals`` and the words of ``text`` (for the reference signals of the same text)."""
-    table = _WordTable(split_words(text))
+    table = _WordTable.of_text(text)
     out = {}
     for k, v in gopher_quality_signals(text, table=table).items():
         out[f"{prefix}gopher__{k}"] = v
@@ -616,12 +714,9 @@ def strip_label_lines(prose: str) -> str:
 
 def _kept_lines(lines: list[str]) -> list[bool]:
     """Which of the lines ``strip_label_lines`` keeps (blank lines are kept)."""
-    kept = []
-    for line in lines:
-        s = line.strip()
-        kept.append(not (s and (len(s.split()) <= _LABEL_MAX_WORDS or s.startswith(_LIST_MARKS)
-                                or _VERSION_NOTE_RE.match(s))))
-    return kept
+    # (at most _LABEL_MAX_WORDS words: split(None, _LABEL_MAX_WORDS) gives at most that many pieces)
+    return [not (s and (len(s.split(None, _LABEL_MAX_WORDS)) <= _LABEL_MAX_WORDS or s.startswith(_LIST_MARKS)
+                        or _VERSION_NOTE_RE.match(s))) for s in map(str.strip, lines)]
 
 
 def _join_kept_lines(kept: list[str]) -> str:

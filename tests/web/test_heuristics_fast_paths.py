@@ -235,3 +235,104 @@ def test_c4_and_fineweb_line_values_equal_the_definitions(shared_data):
                 assert fw["line_punct_ratio"] == H._r(sum(ln.endswith(H._FINEWEB_STOP_CHARS) for ln in lines)
                                                       / len(lines))
     assert n_policy > 10
+
+
+def _odd_texts(texts: list[str]) -> list[str]:
+    """Real texts with unusual white space, apostrophes, combining marks and scripts put in."""
+    return [texts[0] + " don't rock'n'roll ’tis o’ x' 'y", "\u3000".join(texts[1].split(" ")),
+            texts[2].replace("\n", "\u2028", 5) + "\x85x\xa0y", texts[3].replace(". ", ".\x1c", 3),
+            "हिन्दी भाषा का इतिहास। বাংলা ভাষা ภาษาไทย 中文，标点。 ²³ ½ Ⅻ a² -- x", "", " \n\t ", "a", "(a)",
+            "word\x1fword - 12 \x1e (x)", "x'y'z a'' ''b a’’b", "!!! ... ?? a!b a.b.c"]
+
+
+@pytest.mark.shared_data
+def test_word_table_from_the_chunks_equals_the_table_of_the_split_words(shared_data):
+    """``_WordTable.of_text`` (words of the distinct white-space chunks, expanded) gives the ids (first-seen
+    order), distinct words, lengths and count of ``_WordTable(split_words(text))``, and ``alpha_chunks`` the
+    number of white-space chunks with a letter, on real texts and their prose views."""
+    texts = _texts(shared_data)
+    texts += _odd_texts(texts)
+    n_mixed = 0
+    for t in texts:
+        want = H._WordTable(H.split_words(t))
+        got = H._WordTable.of_text(t)
+        assert got.uniq == want.uniq, t[:80]
+        assert got.ids.tolist() == want.ids.tolist() and got.lens.tolist() == want.lens.tolist(), t[:80]
+        assert got.n_words == want.n_words == len(got.ids)
+        if got.chunk_ids is not None:
+            chunks = t.split()
+            assert got.alpha_chunks() == sum(any(c.isalpha() for c in w) for w in chunks)
+            n_mixed += not got.chunk_alpha.all()
+        for flags in (H.has_alpha_flags, H.non_symbol_flags):
+            assert got.per_word(flags).tolist() == want.per_word(flags).tolist() == [
+                bool(flags([w])[0]) for w in H.split_words(t)]
+    assert n_mixed > 50  # chunks that are not letters only (split by the regex) are tested
+
+
+def _split_prose_reference(text: str, cut: bool = False) -> tuple[str, dict]:
+    """``split_prose`` with every span replaced by ``re.sub`` and a function counting the spans."""
+    counts = dict.fromkeys(("n_code_blocks", "code_chars", "n_math", "math_chars", "table_rows", "n_inline_code",
+                            "inline_code_chars"), 0)
+
+    def count(key_n, key_c, repl):
+        def f(m):
+            counts[key_n] += 1
+            counts[key_c] += len(m.group(0))
+            return repl(m.group(0)) if callable(repl) else repl
+        return f
+
+    prose = H._FENCE_RE.sub(count("n_code_blocks", "code_chars", "\n"), text)
+    m = H._FENCE_OPEN_RE.search(prose) if cut else None
+    if m is not None:
+        counts["n_code_blocks"] += 1
+        counts["code_chars"] += len(prose) - m.start()
+        prose = prose[:m.start()] + "\n"
+    prose = H._DISPLAY_MATH_RE.sub(count("n_math", "math_chars", "\n"), prose)
+    prose = H._INLINE_MATH_RE.sub(count("n_math", "math_chars", "x"), prose)
+    prose = re.sub(r"(`+)[^`\n]+?\1", count("n_inline_code", "inline_code_chars", H.inline_code_word), prose)
+    counts["table_rows"] = len(H._TABLE_ROW_RE.findall(prose))
+    prose = H._TABLE_ROW_RE.sub("", prose)
+    return re.sub(r"\n{3,}", "\n\n", prose).strip(), counts
+
+
+@pytest.mark.shared_data
+def test_split_prose_equals_the_substitution_reference(shared_data):
+    """The prose view (inline code spans replaced through ``re.split``) and its counts equal those of plain
+    ``re.sub`` calls, on real texts with code, inline code (runs of one and more backticks) and tables."""
+    texts = _texts(shared_data)[::2]
+    texts += ["Use `a` and ``b`c`` or ```x``` then `unclosed and `c`.\n| a | b |\n|---|---|\n$x$ `$y$`",
+              "```py\nprint(1)\n```\ntext `code` more `code` and `other`\n```\nopen block",
+              "``", "`", "a``b", "`x`", "``x``y``", "\n`\n`\n"]
+    n_inline = 0
+    for t in texts:
+        for cut in (False, True):
+            assert H.split_prose(t, cut=cut) == _split_prose_reference(t, cut=cut), t[:80]
+        n_inline += H.split_prose(t)[1]["n_inline_code"] > 0
+    assert n_inline >= 3
+
+
+@pytest.mark.shared_data
+def test_label_lines_equal_the_line_by_line_definition(shared_data):
+    """``_kept_lines`` (at most four words by a bounded split) equals the label-line rule read line by line."""
+    def kept(line: str) -> bool:
+        s = line.strip()
+        return not (s and (len(s.split()) <= H._LABEL_MAX_WORDS or s.startswith(H._LIST_MARKS)
+                           or H._VERSION_NOTE_RE.match(s) is not None))
+
+    extra = ["a b c d", "a b c d e", " a  b\tc d ", "- item with many words here", "New in version 2.0 of it all",
+             "• ttl <boolean> Retrieves the value", "", "   ", "one", "Changed in version 3.1: the default is now x."]
+    for t in _texts(shared_data)[::2] + ["\n".join(extra)]:
+        lines = H.split_prose(t)[0].split("\n")
+        assert H._kept_lines(lines) == [kept(ln) for ln in lines]
+
+
+def test_c4_sentences_of_lines_ending_with_quotes():
+    """Kept lines that end with a quote and hold no sentence end count one sentence (``max(1, ...)``), those
+    with sentence ends count them; the sentence ends are found over the kept lines joined."""
+    text = ('He said "stop it now"\nShe wrote \'so it goes\'\nThis ends well. "Yes!" he said.\n'
+            'Run "it." and "that?" too\'\nOne two three... four five six.\nA line without end\n'
+            'Last one ends here!"\nmid. dots.here and "end."')
+    c = H.c4_signals(text)
+    ref = _c4_reference(text)
+    assert {k: c[k] for k in ref} == ref
+    assert ref["n_sentences"] >= 8
