@@ -75,3 +75,43 @@ class TextMemo:
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+class ByText:
+    """Values a step computed from a document's text alone, by a digest of that text (BLAKE2b, 128 bits), so that a
+    later document of the same worker with exactly the same text (another copy of a page) gets the same values without
+    the work: 324 of the 2,625 documents of bench_e2e's 5x corpus repeat the text of an earlier document of their task.
+    Only texts of at most ``max_chars`` characters are kept (the copies are short pages; digesting every long page
+    would cost more than its rare copy saves), at most ``max_items`` of them, oldest out first; the step clears it when
+    its run ends. Holds no text, only digests and the values."""
+
+    def __init__(self, max_items: int = 1024, max_chars: int = WHOLE_TEXT_MAX_CHARS):
+        self.max_items = int(max_items)
+        self.max_chars = int(max_chars)
+        self._items: dict[tuple, Any] = {}
+
+    def key(self, text: str, *extra) -> tuple | None:
+        """The key of ``text`` (with ``extra``, the other inputs the values depend on), or ``None`` where the text is
+        not kept (too long, not a string)."""
+        if not isinstance(text, str) or len(text) > self.max_chars:
+            return None
+        from hashlib import blake2b  # noqa: PLC0415
+
+        return (blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), *extra)
+
+    def get(self, key: tuple | None) -> Any | None:
+        return None if key is None else self._items.get(key)
+
+    def put(self, key: tuple | None, value: Any) -> None:
+        if key is None:
+            return
+        items = self._items
+        items[key] = value
+        if len(items) > self.max_items:
+            del items[next(iter(items))]
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -10,7 +10,7 @@ from typing import Iterable
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, TextMemo
+from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, ByText, TextMemo
 
 # {model path: score} of the documents scored on their whole text, for the web quality step of the same
 # worker, which scores the same texts with the English model again (``assay.stages.web.quality``)
@@ -72,10 +72,12 @@ class QualityScores(PipelineStep):
         self.text_max_chars = int(text_max_chars)
         self.keys = {m: signal_name(m) for m in self.models}
         self._loaded: dict | None = None
+        self._by_text: ByText | None = None
 
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_loaded"] = None  # never pickle fastText handles
+        state["_by_text"] = None
         return state
 
     def _load(self, m: str):
@@ -103,6 +105,39 @@ class QualityScores(PipelineStep):
         return list(self.models)
 
     def _score_batch(self, batch: list[Document]) -> None:
+        """Score ``batch``: each distinct text once (``_score_texts``), a copy of a text scored earlier in this run or
+        in this batch (same source) takes that text's values."""
+        by_text = getattr(self, "_by_text", None)
+        if by_text is None:
+            return self._score_texts(batch)
+        out = [f"{self.keys[m]}__{v}" for m in self.models for v in ("score", "pct")]
+        fresh: list[Document] = []
+        first: dict[tuple, Document] = {}  # key -> the batch's first document of that text
+        copies: list[tuple[Document, Document]] = []
+        for doc in batch:
+            meta = doc.metadata
+            key = None
+            if not meta.get("reject_reason") and doc.text and doc.text.strip():
+                key = by_text.key(doc.text, meta.get("source"))
+            known = by_text.get(key)
+            if known is not None:
+                meta.update(zip(out, known))
+                self.stat_update("copies")
+            elif key in first:
+                copies.append((doc, first[key]))
+            else:
+                if key is not None:
+                    first[key] = doc
+                fresh.append(doc)
+        if fresh:
+            self._score_texts(fresh)
+        for key, doc in first.items():
+            by_text.put(key, tuple(doc.metadata[k] for k in out))
+        for doc, orig in copies:
+            doc.metadata.update((k, orig.metadata[k]) for k in out)
+            self.stat_update("copies")
+
+    def _score_texts(self, batch: list[Document]) -> None:
         from assay.classifiers.calibrate import percentile  # noqa: PLC0415
         from assay.classifiers.text import normalize  # noqa: PLC0415
 
@@ -157,7 +192,11 @@ class QualityScores(PipelineStep):
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         from assay.stages.common.batching import batched
 
-        yield from batched(data, self.batch_size, self._score_batch, lambda: self.stat_update("documents"))
+        self._by_text = ByText()  # each model's score and percentile by (text, source): a page's copies are scored once
+        try:
+            yield from batched(data, self.batch_size, self._score_batch, lambda: self.stat_update("documents"))
+        finally:
+            self._by_text = None
 
 
 def score_documents(docs: Iterable[Document], models: list[str], **kwargs) -> list[Document]:

@@ -19,7 +19,7 @@ import threading
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from assay.stages.common.memo import TextMemo
+from assay.stages.common.memo import ByText, TextMemo
 
 _MODELS: dict[str, object] = {}
 _LOCK = threading.Lock()
@@ -198,6 +198,7 @@ class LanguageId(PipelineStep):
         path = self.model_path or default_model_path()
         load_model(path)
         model_name = os.path.basename(path)
+        by_text = ByText()  # (code, unrounded score, prose margin) by text: a page's copies are predicted once
         for doc in data:
             self.stat_update("documents")
             meta = doc.metadata
@@ -216,15 +217,22 @@ class LanguageId(PipelineStep):
                 yield doc
                 continue
             with self.track_time():
-                text = doc.text[: self.max_chars]
-                code, score = detect_language(text, model_path=path)
+                key = by_text.key(doc.text)
+                known = by_text.get(key)  # an earlier copy of this very text
+                if known is None:
+                    code, score = detect_language(doc.text[: self.max_chars], model_path=path)
+                else:
+                    code, score, prose_margin = known
             # the document's own text (a prefix would be a copy to hold) and how much of it was read
             RECENT.put(doc.id, doc.text, (path, code, score, self.max_chars))
             thr = language_threshold(code, self.thresholds, self.default_threshold)
+            if known is None:
+                prose_margin = self._prose_margin(doc.text, path) if score < thr else None
+                by_text.put(key, (code, score, prose_margin))
             meta["lang__code"] = code
             meta["lang__score"] = round(score, 6)
             meta["lang__threshold"] = thr
             meta["lang__score_margin"] = round(score - thr, 6)
-            meta["lang__prose_score_margin"] = (self._prose_margin(doc.text, path) if score < thr else None)
+            meta["lang__prose_score_margin"] = prose_margin
             self.stat_update(f"lang/{code}")
             yield doc

@@ -40,6 +40,8 @@ import numpy as np
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from assay.stages.common.memo import ByText
+
 COMBINER = "web_quality"
 TEXT_MAX_CHARS = 20_000
 
@@ -375,6 +377,14 @@ def _memos() -> list:
     return [MEASURED, RECENT, SCORED, SCORED_LINES, LINES]
 
 
+def _drop_handed_over(doc: Document) -> None:
+    """Forget what earlier steps handed over for ``doc`` (``_memos``), for a document whose values this step did not
+    compute (a copy of a text it scored before): each entry is read once, and one left behind would hold its text
+    until pushed out."""
+    for memo in _memos():
+        memo.pop(doc.id)
+
+
 def stored_language(doc: Document) -> tuple[str, float] | None:
     """``detect_language(doc.text[:TEXT_MAX_CHARS])`` (default model) as the ``language_id_v1`` step
     computed it for this very text, unrounded (:func:`assay.stages.web.langid.recent_detection`);
@@ -429,6 +439,12 @@ class WebQualityScore(PipelineStep):
         self.combiner_path = str(combiner_path) if combiner_path else None
         self.sources = list(sources) if sources is not None else ["web"]
         self.batch_size = max(1, int(batch_size))
+        self._by_text: ByText | None = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_by_text"] = None
+        return state
 
     def _score(self, batch: list[Document]) -> None:
         idx = []
@@ -444,14 +460,49 @@ class WebQualityScore(PipelineStep):
         if not idx:
             return
         comb = load_combiner(self.combiner_path)
+        by_text = getattr(self, "_by_text", None)
         with self.track_time(unit="batch"):
-            docs = [batch[i] for i in idx]
-            X, names, langs = quality_features([d.text for d in docs], comb["models"],
-                                               signals=[stored_classic_signals(d) for d in docs],
-                                               languages=[stored_language(d) for d in docs],
-                                               scores=[stored_model_scores(d) for d in docs],
-                                               scored_lines=[stored_model_lines(d) for d in docs],
-                                               lines=[stored_lines(d) for d in docs])
+            # each distinct text's features once: a copy of a text met earlier in this run (``by_text``: its feature
+            # row and language) or in this batch takes that row. The regression still runs on every document's row,
+            # in batch order, as without copies (its matrix product's last bit depends on the rows around)
+            keys = [by_text.key(batch[i].text) if by_text is not None else None for i in idx]
+            rows: list = [None] * len(idx)  # (feature row bytes, language) per document, where known
+            fresh: list[int] = []  # positions in idx whose features are computed
+            first: dict[tuple, int] = {}  # key -> position of the first fresh document of that text
+            for j, key in enumerate(keys):
+                known = by_text.get(key) if key is not None else None
+                if known is not None:
+                    rows[j] = known
+                elif key is not None and key in first:
+                    rows[j] = first[key]  # a position: the row is read once that document's features exist
+                else:
+                    if key is not None:
+                        first[key] = j
+                    fresh.append(j)
+            docs = [batch[idx[j]] for j in fresh]
+            Xf, names, langs_f = quality_features([d.text for d in docs], comb["models"],
+                                                  signals=[stored_classic_signals(d) for d in docs],
+                                                  languages=[stored_language(d) for d in docs],
+                                                  scores=[stored_model_scores(d) for d in docs],
+                                                  scored_lines=[stored_model_lines(d) for d in docs],
+                                                  lines=[stored_lines(d) for d in docs])
+            if len(fresh) == len(idx):
+                X, langs = Xf, langs_f
+            else:
+                X = np.empty((len(idx), len(names)), dtype=np.float64)
+                langs = [None] * len(idx)
+                at = {j: r for r, j in enumerate(fresh)}
+                for j, known in enumerate(rows):
+                    if known is None:
+                        X[j], langs[j] = Xf[at[j]], langs_f[at[j]]
+                        continue
+                    if isinstance(known, int):
+                        X[j], langs[j] = Xf[at[known]], langs_f[at[known]]
+                    else:
+                        X[j], langs[j] = np.frombuffer(known[0], dtype=np.float64), known[1]
+                    _drop_handed_over(batch[idx[j]])
+            for key, j in first.items():
+                by_text.put(key, (X[j].tobytes(), langs[j]))
             scores = combine(X, names, comb)
             pct = quality_percentile(scores, combiner_path=self.combiner_path)
         for i, s, p, lang in zip(idx, scores, pct, langs):
@@ -460,6 +511,8 @@ class WebQualityScore(PipelineStep):
             meta["quality__web_pct"] = float(p)
             meta["quality__lang"] = lang
         self.stat_update("scored", value=len(idx))
+        if len(fresh) < len(idx):
+            self.stat_update("copies", value=len(idx) - len(fresh))
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         from assay.stages.common.batching import batched
@@ -467,8 +520,10 @@ class WebQualityScore(PipelineStep):
         memos = _memos()
         for memo in memos:  # earlier steps of this worker hand over what they computed on the same texts
             memo.open()
+        self._by_text = ByText()  # (score, percentile, language) by text: a page's copies are scored once
         try:
             yield from batched(data, self.batch_size, self._score, lambda: self.stat_update("documents"))
         finally:
+            self._by_text = None
             for memo in memos:
                 memo.close()

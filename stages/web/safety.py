@@ -50,7 +50,7 @@ import regex
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, TextMemo
+from assay.stages.common.memo import WHOLE_TEXT_MAX_CHARS, ByText, TextMemo
 
 LDNOOBW_DIR = Path(__file__).resolve().parent / "data" / "ldnoobw"
 NO_SPACE_LANGS = frozenset({"zh", "ja", "ko", "th", "wuu", "yue", "lo", "km", "my"})
@@ -337,6 +337,7 @@ class AdultContent(PipelineStep):
     def _run(self, data: DocumentsPipeline) -> DocumentsPipeline:
         from assay.stages.web.langid import detect_language  # noqa: PLC0415
 
+        by_text = ByText()  # (hits, words) by (text, language): a page's copies are counted once
         for doc in data:
             self.stat_update("documents")
             meta = doc.metadata
@@ -351,10 +352,15 @@ class AdultContent(PipelineStep):
                 continue
             with self.track_time():
                 lang = meta.get("lang__code") or detect_language(doc.text)[0]
-                counted = counted_whole_text(doc.text, lang, directory=self.wordlists_dir)
-                # (a count of its own is not remembered: nothing after this step reads it)
-                hits, n = counted if counted is not None else _adult_word_count(
-                    doc.text, lang, self.wordlists_dir, ADULT_MAX_CHARS, True)
+                key = by_text.key(doc.text, lang)
+                counted = by_text.get(key)  # an earlier copy of this very text (same language)
+                if counted is None:
+                    counted = counted_whole_text(doc.text, lang, directory=self.wordlists_dir)
+                    # (a count of its own is not remembered: nothing after this step reads it)
+                    counted = counted if counted is not None else _adult_word_count(
+                        doc.text, lang, self.wordlists_dir, ADULT_MAX_CHARS, True)
+                    by_text.put(key, counted)
+                hits, n = counted
             meta["safety__adult_share"] = round(hits / n, 6) if n else 0.0
             meta["safety__adult_words"] = int(hits)
             meta["safety__adult_lang"] = lang

@@ -56,9 +56,12 @@ def test_reused_signals_equal_recomputation_on_real_pages(shared_data):
     assert len(docs) >= 30
     web = assay.classifiers.load("web")
     n_sig = n_lang = n_long_lang = n_long_score = 0
+    seen = set()
     for d in docs:
         scores = stored_model_scores(d)
-        assert (scores is not None) == (len(d.text) <= TEXT_MAX_CHARS), d.id
+        # (a copy of an earlier page's short text takes that page's scores by text, ``memo.ByText``: nothing handed over)
+        assert (scores is not None) == (len(d.text) <= TEXT_MAX_CHARS and d.text not in seen), d.id
+        seen.add(d.text)
         if scores is not None:
             assert scores[str(web.path)] == float(web.score([d.text[:TEXT_MAX_CHARS]])[0])
         lines = stored_model_lines(d)
@@ -137,7 +140,10 @@ def test_quality_scores_same_with_and_without_reuse(shared_data):
     finally:
         H.classic_signals = real
     n_short = sum(len(d.text) <= TEXT_MAX_CHARS for d in prepared)
-    assert n_fresh == len(pages) and n_chained == len(pages) - n_short and n_short >= 20
+    # a copy of an earlier page's short text takes that page's values by text (``memo.ByText``): not measured again
+    short = [d.text for d in prepared if len(d.text) <= TEXT_MAX_CHARS]
+    n_copies = len(short) - len(set(short))
+    assert n_fresh == len(pages) - n_copies and n_chained == len(pages) - n_short and n_short >= 20
     keys = ("quality__web_score", "quality__web_pct", "quality__lang")
     assert [[d.metadata[k] for k in keys] for d in chained] == [[d.metadata[k] for k in keys] for d in fresh]
     assert all(d.metadata["quality__web_score"] is not None for d in chained)
@@ -308,3 +314,57 @@ def test_quality_signals_do_not_depend_on_the_batch_size(shared_data):
         # the combiner's matrix product may round the last bit differently for another batch shape
         assert got == [{k: (pytest.approx(v, rel=1e-12, abs=1e-15) if isinstance(v, float) else v)
                         for k, v in r.items()} for r in ref]
+
+
+@pytest.mark.shared_data
+def test_copies_of_a_page_take_its_values_and_every_signal_stays_the_same(shared_data, monkeypatch):
+    """A document whose text is exactly that of an earlier document of the run (another copy of a page, in the same
+    batch or a later one) takes the values the language ID, quality, web quality and adult steps computed for that text
+    (``memo.ByText``), and every stored signal, of the copies and of the documents batched with them, is the same to the
+    last bit as with every document computed."""
+    from assay.stages.common import memo
+    from assay.stages.signals.quality import QualityScores
+    from assay.stages.web.safety import AdultContent
+
+    pages = _pages(shared_data, n=30)
+    docs = list(pages)
+    for k, d in enumerate(pages[::2]):  # copies: right behind the page, or many documents later
+        docs.insert(min(len(docs), 2 * k + (1 if k % 2 else 25)),
+                    Document(text=d.text, id=f"{d.id}#copy{k}", metadata=dict(d.metadata)))
+    calls = {"lid": 0}
+    real_detect = L.detect_language
+
+    def counting(*a, **k):
+        calls["lid"] += 1
+        return real_detect(*a, **k)
+
+    def run(batch_size):
+        _clear_memos()
+        calls["lid"] = 0
+        out = AdultContent().run(WebQualityScore(batch_size=batch_size).run(
+            QualityScores(models=["web", "stem"], batch_size=batch_size).run(
+                LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(copy.deepcopy(docs)))))))
+        return [(d.id, d.metadata) for d in out], calls["lid"]
+
+    monkeypatch.setattr(L, "detect_language", counting)
+    got, n_got = run(8)
+    monkeypatch.setattr(memo.ByText, "key", lambda self, text, *extra: None)  # nothing taken from a copy
+    ref, n_ref = run(8)
+    assert [i for i, _ in got] == [i for i, _ in ref] and len(got) == len(pages) + len(pages[::2])
+    assert all(m["quality__web_score"] is not None and m["fasttext_web__score"] is not None for _, m in ref)
+    assert [m for _, m in got] == [m for _, m in ref]
+    assert [list(m) for _, m in got] == [list(m) for _, m in ref]  # the same columns in the same order
+    n_copies = sum(len(d.text) <= memo.WHOLE_TEXT_MAX_CHARS for d in pages[::2])
+    assert n_copies >= 10 and n_got <= n_ref - n_copies  # the copies were not predicted again
+
+
+def test_by_text_keys_the_exact_text_and_keeps_at_most_max_items():
+    from assay.stages.common.memo import ByText
+
+    m = ByText(max_items=2, max_chars=10)
+    assert m.key("x" * 11) is None and m.key(None) is None
+    m.put(m.key("abc", "web"), 1)
+    assert m.get(m.key("abc", "web")) == 1 and m.get(m.key("abc", "pdf")) is None and m.get(m.key("abc ", "web")) is None
+    m.put(m.key("b"), 2)
+    m.put(m.key("c"), 3)
+    assert len(m) == 2 and m.get(m.key("abc", "web")) is None and m.get(m.key("c")) == 3
