@@ -71,7 +71,13 @@ RESERVED_PACKAGE_RE = re.compile(r"^(python3\.11-doc|postgresql-doc(-\d+)?|git-d
 # python-fonttools-doc, python-humanfriendly-doc, python-jsonpickle-doc, python-natsort-doc, python-peewee-doc,
 # python-pexpect-doc, python-ply-doc, python-pyasn1-doc, python-pycurl-doc, bash-doc, libconfuse-doc, liblog4cpp-doc,
 # asciidoctor-doc, supervisor-doc; session 29, chosen with apt-cache and HTML file counts before any change of that
-# session was measured) was only measured. Choose new packages to rehearse.
+# session was measured) was only measured. Set O (python-flask-login-doc, python-paste-doc, python-billiard-doc,
+# python-notebook-doc, python-bottleneck-doc, python-nibabel-doc, python-pycryptodome-doc, python-pymodbus-doc,
+# python-oracledb-doc, python-cbor2-doc, python-graphene-doc, python-sybil-doc, python-pylatexenc-doc,
+# python-apptools-doc, python-stestr-doc, libatkmm-1.6-doc, liblog4j1.2-java-doc, libmongo-client-doc,
+# libghc-constraints-doc; session 30, drawn at random from apt-cache names not used before, kept where the package
+# has HTML files, before any measurement; helpers were told not to fetch any new package) was only measured.
+# Choose new packages to rehearse.
 TUNED_ON_PACKAGES = frozenset((
     "cmake-doc", "libglib2.0-doc", "libsdl2-doc", "erlang-doc", "openjdk-17-doc",
     "apache2-doc", "docbook-xsl-doc-html", "gettext-doc", "libpam-doc", "libxml2-doc", "sqlite3-doc", "zsh-doc",
