@@ -1148,11 +1148,13 @@ class EvalIndex:
 
         A text is read by spans of about ``chunk_chars`` characters (``_spans``: its tokens, normalised and
         lower-cased text are those of its spans joined): each token stream (code tokens, words, lower-cased
-        code tokens) as arrays of token ids per span, each preceded by the last ``_overlap()`` ids of the span
-        before (one fewer than the longest window), so that every window of the text lies in one span's array
-        (the words as their hashes, ``word_hashes``: the same as through ``_VOCAB``, without making the words).
-        The windows found, and so the result, are those of the whole text, whatever the span length, while the
-        working memory (token strings, ids, window hashes, normalised copies) is that of one span. Both lookups
+        code tokens) as arrays of token hashes per span, each preceded by the last ``_overlap()`` hashes of the
+        span before (one fewer than the longest window), so that every window of the text lies in one span's
+        array. No token string is made: the words' hashes come from the runs of word characters (``word_hashes``),
+        the code tokens' from their spans (``_CodeSpans``: the matches of ``_CODE_TOKEN``, found by array
+        operations), the same hashes as ``token_hashes`` of the tokens. The windows found, and so the result,
+        are those of the whole text, whatever the span length, while the working memory (code points, hashes,
+        window hashes, normalised copies) is that of one span. Both lookups
         are by sets (distinct index rows hit, whole-item windows found): a window met twice counts once."""
         _bound_vocab()  # (best_match adds no token to it: a vocabulary grown by building an index is dropped)
         keep = self._overlap()
