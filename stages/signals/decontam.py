@@ -319,18 +319,29 @@ def token_hashes(tokens: list[str]) -> np.ndarray:
     return _run_hashes(_code_points("".join(tokens)), np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)))
 
 
-_WORD_CHAR = np.zeros(0x110000, dtype=np.uint8)  # per code point: 0 not looked at yet, 1 not \w, 2 \w
+# per code point, the character classes that ``_TEXT_TOKEN`` and ``_CODE_TOKEN`` tell apart, as bits (each
+# distinct code point asked once per process, by the patterns themselves; 0: not looked at yet)
+_CHAR_CLASS = np.zeros(0x110000, dtype=np.uint8)
+_C_SEEN, _C_WORD, _C_ALPHA, _C_DIGIT, _C_SPACE = 1, 2, 4, 8, 16  # seen, \w, [A-Za-z_], \d, \s
+_CLASS_RES = ((_C_WORD, re.compile(r"\w")), (_C_ALPHA, re.compile(r"[A-Za-z_]")), (_C_DIGIT, re.compile(r"\d")),
+              (_C_SPACE, re.compile(r"\s")))
 
 
-def _word_chars(cp: np.ndarray) -> np.ndarray:
-    """Whether each code point is a word character of ``_TEXT_TOKEN`` (each distinct one asked once per process)."""
-    c = _WORD_CHAR[cp]
+def _char_classes(cp: np.ndarray) -> np.ndarray:
+    """The ``_CHAR_CLASS`` bits of each code point."""
+    c = _CHAR_CLASS[cp]
     new = c == 0
     if new.any():
         for u in np.unique(cp[new]).tolist():
-            _WORD_CHAR[u] = 2 if _TEXT_TOKEN.match(chr(u)) else 1
-        c = _WORD_CHAR[cp]
-    return c == 2
+            ch = chr(u)
+            _CHAR_CLASS[u] = _C_SEEN | sum(bit for bit, r in _CLASS_RES if r.match(ch))
+        c = _CHAR_CLASS[cp]
+    return c
+
+
+def _word_chars(cp: np.ndarray) -> np.ndarray:
+    """Whether each code point is a word character of ``_TEXT_TOKEN``."""
+    return (_char_classes(cp) & _C_WORD) != 0
 
 
 def word_hashes(text: str) -> np.ndarray:
@@ -340,6 +351,139 @@ def word_hashes(text: str) -> np.ndarray:
     w = _word_chars(cp)
     edge = np.diff(w.view(np.int8), prepend=np.int8(0), append=np.int8(0))
     return _run_hashes(cp[w], np.flatnonzero(edge == -1) - np.flatnonzero(edge == 1))
+
+
+def _run_edges(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of the runs of True in ``mask`` (ends exclusive)."""
+    n = len(mask)
+    if not n:
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
+    m = mask.view(np.int8)
+    edge = np.empty(n + 1, dtype=np.int8)
+    edge[0], edge[n] = m[0], m[n - 1]
+    np.not_equal(m[1:], m[:-1], out=edge[1:n].view(bool))
+    e = np.flatnonzero(edge)  # (run starts and ends alternate)
+    return e[0::2], e[1::2]
+
+
+_DOT = ord(".")
+_NO_POS = np.empty(0, dtype=np.intp)
+
+
+def _inside(runs_start: np.ndarray, runs_end: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Whether each of the positions ``pos`` lies in one of the sorted disjoint runs ``[start, end)``."""
+    k = np.searchsorted(runs_start, pos, "right") - 1
+    return (k >= 0) & (runs_end[np.maximum(k, 0)] > pos)
+
+
+_KEYWORD_HASHES: np.ndarray | None = None
+
+
+def _is_keyword(h: np.ndarray) -> np.ndarray:
+    """Whether each token hash is that of one of ``_KEYWORDS`` (an identifier sharing a 64-bit hash with a keyword
+    would count as one)."""
+    global _KEYWORD_HASHES
+    if _KEYWORD_HASHES is None:
+        _KEYWORD_HASHES = np.unique(token_hashes(sorted(_KEYWORDS)))
+    kw = _KEYWORD_HASHES
+    pos = np.minimum(np.searchsorted(kw, h), len(kw) - 1)
+    return kw[pos] == h
+
+
+_LOWER_CP: dict[int, int] = {}
+
+
+def _lowered_code_points(cp: np.ndarray) -> np.ndarray:
+    """Each code point lower-cased (``ord(chr(c).lower())``), for code points whose lower case is one character
+    (``_lower_safe``: where ``lowering_keeps_code_tokens`` holds)."""
+    out = cp + ((cp >= 65) & (cp <= 90)).astype(np.uint32) * np.uint32(32)
+    big = np.flatnonzero(cp > 127)
+    if len(big):
+        u, inv = np.unique(cp[big], return_inverse=True)
+        low = [_LOWER_CP.get(x) for x in u.tolist()]
+        for j, x in enumerate(u.tolist()):
+            if low[j] is None:
+                lc = chr(x).lower()
+                if len(lc) != 1:
+                    raise ValueError(f"U+{x:04X} is not lower-cased to one character")
+                low[j] = _LOWER_CP[x] = ord(lc)
+        out[big] = np.array(low, dtype=np.uint32)[inv]
+    return out
+
+
+class _CodeSpans:
+    """The tokens of ``_CODE_TOKEN.findall(text)`` as spans of the text's code points, found by array operations
+    (no token strings): ``start``/``end`` of each token, whether it is an identifier (``[A-Za-z_]\\w*``), and the
+    mask of the code points inside a token. ``findall`` scans left to right, so in each run of ``\\w`` characters
+    the first ``[A-Za-z_]`` starts an identifier that ends with the run; before it each maximal run of ``\\d``
+    is a number; other word characters (letters of other scripts) belong to no token; each character that
+    is neither ``\\w`` nor ``\\s`` is a token; a number followed by ``.`` and a digit takes them and the run of
+    digits after the dot (``\\d+(?:\\.\\d+)?``), which then starts no number of its own: in a chain
+    ``1.2.3.4`` the numbers are ``1.2`` and ``3.4``, in ``1.2.3`` ``1.2``, ``.`` and ``3``."""
+
+    __slots__ = ("cp", "start", "end", "ident", "inside")
+
+    def __init__(self, text: str):
+        cp = self.cp = _code_points(text)
+        n = len(cp)
+        c = _char_classes(cp)
+        word = (c & _C_WORD) != 0
+        alpha = (c & _C_ALPHA) != 0
+        # identifiers: the first [A-Za-z_] of each \\w run (the first of its runs of [A-Za-z_]), to the run's end
+        w_start, w_end = _run_edges(word)
+        a_start, _ = _run_edges(alpha)
+        if len(a_start):
+            run = np.searchsorted(w_start, a_start, "right") - 1  # (every [A-Za-z_] is \\w: inside a run)
+            first = np.ones(len(run), dtype=bool)
+            np.not_equal(run[1:], run[:-1], out=first[1:])
+            id_start, id_end = a_start[first], w_end[run[first]]
+        else:
+            id_start = id_end = _NO_POS
+        # numbers: the maximal runs of digits outside identifiers (a run of digits lies wholly inside one or
+        # outside all); a run merges into the number before it when a dot alone separates them and that
+        # number is not itself a merged run (every other run of a chain)
+        d_start, d_end = _run_edges((c & _C_DIGIT) != 0)
+        if len(d_start) and len(id_start):
+            out = ~_inside(id_start, id_end, d_start)
+            d_start, d_end = d_start[out], d_end[out]
+        cand = np.zeros(len(d_start), dtype=bool)
+        if len(d_start) > 1:
+            s = d_start[1:]
+            cand[1:] = (d_end[:-1] == s - 1) & (cp[s - 1] == _DOT)
+        punct = (c & (_C_WORD | _C_SPACE)) == 0
+        if cand.any():
+            idx = np.arange(len(cand))
+            last_off = np.maximum.accumulate(np.where(cand, -1, idx))  # the last run before each that is no candidate
+            merged = cand & ((idx - last_off) % 2 == 1)
+            ends = d_end.copy()
+            ends[np.flatnonzero(merged) - 1] = d_end[merged]
+            punct[d_start[merged] - 1] = False  # (the dots: inside the numbers)
+            d_start, d_end = d_start[~merged], ends[~merged]
+        # tokens do not overlap: their starts and their ends, each sorted, pair up
+        is_start = punct.copy()
+        is_start[d_start] = True
+        is_start[id_start] = True
+        is_end = np.zeros(n + 1, dtype=bool)
+        is_end[1:] = punct
+        is_end[d_end] = True
+        is_end[id_end] = True
+        start = self.start = np.flatnonzero(is_start)
+        self.end = np.flatnonzero(is_end)
+        self.ident = np.zeros(len(start), dtype=bool)
+        if len(id_start):
+            self.ident[np.searchsorted(start, id_start)] = True
+        # inside a token: every character but whitespace and the other word characters outside identifiers
+        inside = (c & _C_SPACE) == 0
+        other = np.flatnonzero((c & (_C_WORD | _C_ALPHA | _C_DIGIT)) == _C_WORD)
+        if len(other):
+            inside[other[~_inside(id_start, id_end, other)] if len(id_start) else other] = False
+        self.inside = inside
+
+    def hashes(self, cp: np.ndarray | None = None) -> np.ndarray:
+        """``token_hashes`` of the tokens (of their code points mapped to ``cp``: e.g. lower-cased)."""
+        if not len(self.start):
+            return np.empty(0, dtype=np.uint64)
+        return _run_hashes((self.cp if cp is None else cp)[self.inside], self.end - self.start)
 
 
 class _Vocab:
@@ -537,6 +681,21 @@ def _weighted_windows(vals: np.ndarray, n: int, chunk: int = 8192) -> np.ndarray
     return out
 
 
+def _previous(tok: np.ndarray, ident: np.ndarray) -> np.ndarray:
+    """Each identifier's previous occurrence (the position of the previous identifier with the same ``tok``: a
+    token id or hash), about ``-10**9`` where there is none and for the other tokens: the identifiers'
+    positions grouped by token (a stable sort keeps each token's positions ascending), each one's predecessor."""
+    prev = np.full(len(tok), -(10**9), dtype=np.int64)
+    pos = np.flatnonzero(ident)
+    if len(pos):
+        t = tok[pos]
+        order = np.argsort(t, kind="stable")
+        later, earlier = order[1:], order[:-1]
+        same = t[later] == t[earlier]
+        prev[pos[later[same]]] = pos[earlier[same]]
+    return prev
+
+
 class _Prepared:
     """Token hashes (and, for code, identifier back-references) computed once per text (or span of a text),
     from its tokens or their ids in ``_VOCAB``."""
@@ -554,19 +713,17 @@ class _Prepared:
         self.is_id = None
         self.prev = None
         if code:
-            ident = voc.ident[self.ids]
-            self.is_id = ident
-            # each identifier's previous occurrence: its positions grouped by token (a stable sort keeps
-            # each token's positions ascending), each one's predecessor in its group
-            prev = np.full(self.n, -(10**9), dtype=np.int64)
-            pos = np.flatnonzero(ident)
-            if len(pos):
-                tok = self.ids[pos]
-                order = np.argsort(tok, kind="stable")
-                later, earlier = order[1:], order[:-1]
-                same = tok[later] == tok[earlier]
-                prev[pos[later[same]]] = pos[earlier[same]]
-            self.prev = prev
+            self.is_id = voc.ident[self.ids]
+            self.prev = _previous(self.ids, self.is_id)
+
+    @classmethod
+    def of_code(cls, h: np.ndarray, is_id: np.ndarray) -> "_Prepared":
+        """The code-mode ``_Prepared`` of tokens given by their hashes and identifier flags (``_CodeSpans``): an
+        identifier's previous occurrence is the previous identifier of the same hash (no ids, no vocabulary)."""
+        prep = cls.of_hashes(h)
+        prep.is_id = is_id
+        prep.prev = _previous(h, is_id)
+        return prep
 
     @classmethod
     def of_hashes(cls, h: np.ndarray) -> "_Prepared":
@@ -991,33 +1148,39 @@ class EvalIndex:
 
         A text is read by spans of about ``chunk_chars`` characters (``_spans``: its tokens, normalised and
         lower-cased text are those of its spans joined): each token stream (code tokens, words, lower-cased
-        code tokens) as arrays of token ids per span, each preceded by the last ``_overlap()`` ids of the span
-        before (one fewer than the longest window), so that every window of the text lies in one span's array
-        (the words as their hashes, ``word_hashes``: the same as through ``_VOCAB``, without making the words).
-        The windows found, and so the result, are those of the whole text, whatever the span length, while the
-        working memory (token strings, ids, window hashes, normalised copies) is that of one span. Both lookups
+        code tokens) as arrays of token hashes per span, each preceded by the last ``_overlap()`` hashes of the
+        span before (one fewer than the longest window), so that every window of the text lies in one span's
+        array. No token string is made: the words' hashes come from the runs of word characters (``word_hashes``),
+        the code tokens' from their spans (``_CodeSpans``: the matches of ``_CODE_TOKEN``, found by array
+        operations), the same hashes as ``token_hashes`` of the tokens. The windows found, and so the result,
+        are those of the whole text, whatever the span length, while the working memory (code points, hashes,
+        window hashes, normalised copies) is that of one span. Both lookups
         are by sets (distinct index rows hit, whole-item windows found): a window met twice counts once."""
-        _bound_vocab()
-        voc = _VOCAB
+        _bound_vocab()  # (best_match adds no token to it: a vocabulary grown by building an index is dropped)
         keep = self._overlap()
         rows: dict[str, list[np.ndarray]] = {"code": [], "text": []}  # n-gram index rows hit (per span)
         short: dict[str, tuple[int, int] | None] = {"code": None, "text": None}  # (length, table position) found
         short_text = bool(self._short_arrays["text"])
-        # the last ids of the code tokens, the last hashes of the words, the last ids of the lower-cased code tokens
-        tails = [np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)]
+        # the last hashes of the code tokens, of the words, of the lower-cased code tokens; the code tokens' identifier flags
+        tails = [np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.uint64),
+                 np.empty(0, dtype=bool)]
 
-        def extend(i: int, new_ids: np.ndarray) -> np.ndarray:
-            ids = np.concatenate([tails[i], new_ids]) if len(tails[i]) else new_ids
-            tails[i] = ids[max(0, len(ids) - keep):]
-            return ids
+        def extend(i: int, new: np.ndarray) -> np.ndarray:
+            out = np.concatenate([tails[i], new]) if len(tails[i]) else new
+            tails[i] = out[max(0, len(out) - keep):]
+            return out
 
         for start, end in _spans(text, chunk_chars, max_chars):
             part = text[start:end]
-            code_new = voc.lookup(_CODE_TOKEN.findall(part))
-            prep = _Prepared(None, code=True, ids=extend(0, code_new))
+            spans = _CodeSpans(part)  # (_CODE_TOKEN.findall(part), as spans of code points)
+            code_h = spans.hashes()
+            is_id = spans.ident
+            if len(code_h):
+                is_id = is_id & ~_is_keyword(code_h)
+            prep = _Prepared.of_code(extend(0, code_h), extend(3, is_id))
             self._ngram_rows("code", prep, rows["code"])
             self._short_found("code", prep, short)
-            del prep
+            del prep, is_id
             normalized = normalize_prose(part)
             lowered = normalized.lower()
             words = _Prepared.of_hashes(extend(1, word_hashes(lowered)))  # (_TEXT_TOKEN.findall(lowered), hashed)
@@ -1025,12 +1188,12 @@ class EvalIndex:
             del words
             if short_text:  # short_tokens(part): its code tokens lower-cased where that is the same
                 if (normalized == part or only_spaces_differ(normalized, part)) and lowering_keeps_code_tokens(part):
-                    low_new = voc.lowered(code_new)
+                    low_h = spans.hashes(_lowered_code_points(spans.cp))
                 else:
-                    low_new = voc.lookup(_CODE_TOKEN.findall(lowered))
-                self._short_found("text", _Prepared(None, code=False, ids=extend(2, low_new)), short)
-                del low_new
-            del part, code_new, normalized, lowered
+                    low_h = _CodeSpans(lowered).hashes()
+                self._short_found("text", _Prepared.of_hashes(extend(2, low_h)), short)
+                del low_h
+            del part, spans, code_h, normalized, lowered
         # the code mode first: its best n-gram coverage, else a whole code item; then the text mode's
         best = self._ngram_best("code", rows["code"], min_windows, (0.0, None, None))
         if best[0] >= 1.0:
@@ -1125,25 +1288,31 @@ class EvalIndex:
 
     def _short_lengths(self, mode: str, prep: "_Prepared") -> list[int]:
         """Lengths of the whole-item table of ``mode`` that can match a text with the tokens of ``prep``:
-        those of an entry of ``_anchor_lengths`` whose anchor and further tokens all occur in the text."""
-        voc = prep.voc
+        those of an entry of ``_anchor_lengths`` whose anchor and further tokens all occur in the text (by
+        their hashes, ``token_hashes``: a token of the text sharing a 64-bit hash with an anchor only adds a
+        length to scan)."""
         cache = self.__dict__.setdefault("_short_sorted", {})
-        key = ("anchor_ids", mode)
-        if key not in cache or cache[key][0] is not voc:  # (the entries as token ids of this vocabulary)
+        key = ("anchor_hashes", mode)
+        if key not in cache:  # the entries as positions in the sorted distinct hashes of their tokens
             entries = [(a, k, rest) for a, by_k in self._anchor_lengths[mode].items() for k, rests in by_k.items()
                        for rest in rests]
             words = sorted({w for a, _k, rest in entries for w in (a, *rest) if w})
-            wid = dict(zip(words, voc.lookup(words).tolist()))
-            wid[""] = -1  # (always present: the last element of the presence array)
-            cols = [[wid[a] for a, _k, _r in entries], [k for _a, k, _r in entries]]
-            cols += [[wid[r[j]] if len(r) > j else -1 for _a, _k, r in entries] for j in (0, 1)]
-            cache[key] = (voc, *(np.array(c, dtype=np.int64) for c in cols))
-        _voc, anchor, k, rest1, rest2 = cache[key]
+            hw = token_hashes(words)
+            uh = np.unique(hw)
+            at = dict(zip(words, np.searchsorted(uh, hw).tolist()))
+            at[""] = len(uh)  # (always present: the last element of the presence array)
+            cols = [[at[a] for a, _k, _r in entries], [k for _a, k, _r in entries]]
+            cols += [[at[r[j]] if len(r) > j else len(uh) for _a, _k, r in entries] for j in (0, 1)]
+            cache[key] = (uh, *(np.array(c, dtype=np.int64) for c in cols))
+        uh, anchor, k, rest1, rest2 = cache[key]
         if not len(k):
             return []
-        present = np.zeros(len(voc.tokens) + 1, dtype=bool)
-        present[prep.ids] = True
+        present = np.zeros(len(uh) + 1, dtype=bool)
         present[-1] = True
+        if len(uh) and prep.n:
+            pos = np.searchsorted(uh, prep.h)
+            np.minimum(pos, len(uh) - 1, out=pos)
+            present[pos[uh[pos] == prep.h]] = True
         return np.unique(k[present[anchor] & present[rest1] & present[rest2]]).tolist()
 
     def _main_bitmap(self, mode: str) -> np.ndarray:

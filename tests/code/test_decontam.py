@@ -793,3 +793,125 @@ def test_cached_index_top_by_blocks_equals_the_mapped_array(step, shared_data, t
         assert len(edge) > 10
         tops = np.concatenate([t for t, _, _ in seen[mode]] + [v[8 * edge + 8], [0, 2**32 - 1], v[:3] - 1, v[-3:] + 1])
         _check_ranges(small, v, tops)
+
+
+class _SpansByFinditer:
+    """The definition ``_CodeSpans`` stands for: the spans of ``_CODE_TOKEN.finditer(text)``."""
+
+    def __init__(self, text: str):
+        from assay.stages.signals import decontam as D
+
+        self.cp = D._code_points(text)
+        ms = list(D._CODE_TOKEN.finditer(text))
+        self.start = np.array([m.start() for m in ms], dtype=np.intp)
+        self.end = np.array([m.end() for m in ms], dtype=np.intp)
+        self.ident = np.array([bool(D._IDENT.match(m.group())) for m in ms], dtype=bool)
+        self.inside = np.zeros(len(self.cp), dtype=bool)
+        for m in ms:
+            self.inside[m.start(): m.end()] = True
+
+    hashes = None  # (set below: the same method)
+
+
+def _check_code_spans(text: str) -> None:
+    from assay.stages.signals import decontam as D
+
+    got, want = D._CodeSpans(text), _SpansByFinditer(text)
+    toks = D._CODE_TOKEN.findall(text)
+    assert got.start.tolist() == want.start.tolist() and got.end.tolist() == want.end.tolist(), text[:60]
+    assert got.ident.tolist() == want.ident.tolist() and got.inside.tolist() == want.inside.tolist(), text[:60]
+    assert np.array_equal(got.hashes(), D.token_hashes(toks)), text[:60]
+    if D.lowering_keeps_code_tokens(text):
+        assert np.array_equal(got.hashes(D._lowered_code_points(got.cp)), D.token_hashes([t.lower() for t in toks]))
+
+
+def test_code_spans_equal_findall_on_edge_cases():
+    """``_CodeSpans`` (array tokeniser) gives the tokens of ``_CODE_TOKEN.findall``: numbers with a decimal part
+    and chains of them (``1.2.3.4`` -> ``1.2 . 3.4``), digits and letters of other scripts before, inside and after
+    identifiers, non-ASCII digits, lone surrogates, and random strings over those characters."""
+    import random
+
+    from assay.stages.signals import decontam as D
+
+    cases = ["", " ", "x", "1", ".", "1.2.3.4", "1.2.3", "1..2", ".5", "5.", "3x.4", "a1.2", "_1.2", "x.1.2",
+             "1.2a.3", "é1.2", "1é.2", "\u0663.\u0663.1", "v1.2.3-rc4", "192.168.0.1:80", "naïve_x1 = ñ2+3.5e7",
+             "ab12cd é\u00b2ß 7\u00b2.5 \ud800x", "Σ_σ ΣΑΣ ﬁle １２.3", "def f(x):\n    return x.y1.2 ** 2\n",
+             "0.5.\u0661\u0662.3..4.5.6.7"]
+    for t in cases:
+        _check_code_spans(t)
+    assert [D._CODE_TOKEN.findall(t) for t in ("1.2.3.4", "1.2.3")] == [["1.2", ".", "3.4"], ["1.2", ".", "3"]]
+    rng = random.Random(7)
+    alphabet = list("aZ_9.0 \t\n.-+é\u0663\u00b2ßΣ$(x") + ["\u0301", "\uff11", "\u00a0", "\ufb01"]
+    for _ in range(3000):
+        _check_code_spans("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 30))))
+    # a wrong rule fails: chains merged transitively would give "1.2.3.4" one token
+    assert len(D._CodeSpans("1.2.3.4").start) == 3
+
+
+_SpansByFinditer.hashes = __import__("assay.stages.signals.decontam", fromlist=["_CodeSpans"])._CodeSpans.hashes
+
+
+@pytest.mark.shared_data
+def test_code_spans_and_best_match_on_real_pages_with_planted_items(step, shared_data, monkeypatch):
+    """On the extracted text of the real HTML pages in shared data: ``_CodeSpans`` equals ``_CODE_TOKEN``'s
+    matches, and best_match through it equals best_match through ``finditer`` (the definition), on the pages
+    and on pages planted with eval items: a GSM8K problem pasted into a page (found: gsm8k), a HumanEval
+    solution with renamed identifiers (found: humaneval, code mode) and MBPP code, across span boundaries."""
+    import sys
+    from pathlib import Path
+
+    from assay.stages.signals import decontam as D
+    from assay.stages.web.extract import extract_html
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from _web_data import html_pages
+
+    texts = [t for t in (extract_html(h) for _, h in html_pages(shared_data)) if t]
+    assert len(texts) > 100
+    for t in texts:
+        _check_code_spans(t)
+    gsm = [json.loads(line) for line in open(shared_data / "eval_sets/gsm8k/test.jsonl")]
+    he = [json.loads(line) for line in gzip.open(shared_data / "eval_sets/humaneval/HumanEval.jsonl.gz")]
+    mbpp = [json.loads(line) for line in open(shared_data / "eval_sets/mbpp/mbpp_test.jsonl")]
+    planted_gsm = [t[:2500] + "\n\nQ: " + rec["question"] + "\n\n" + t[2500:] for t, rec in zip(texts[:12], gsm[7::97])]
+    planted_he = []
+    for t, rec in zip(texts[12:20], he[3::21]):
+        args = re.findall(r"def \w+\(([^)]*)\)", rec["prompt"])
+        names = [rec["entry_point"]] + [a.split(":")[0].strip() for a in (args[-1].split(",") if args else []) if a.strip()]
+        planted_he.append(t[:1500] + "\n" + _rename(rec["prompt"] + rec["canonical_solution"], names) + "\n" + t[1500:])
+    planted_mbpp = [t[:800] + "\n" + rec["code"] + "\n" + t[800:] for t, rec in zip(texts[20:26], mbpp[::80])]
+    runs = [(t, 1 << 16) for t in texts[:60]] + [(t, 2001 + 13 * j) for j, t in enumerate(planted_gsm + planted_he + planted_mbpp)]
+    idx = step.index
+    new = [idx.best_match(t, chunk_chars=c) for t, c in runs]
+    base = 60
+    for j in range(len(planted_gsm)):
+        cov, item, mode = new[base + j]
+        assert cov >= 0.6 and mode == "text" and idx.items.info(item)[0] == "gsm8k:test", (j, new[base + j])
+    base += len(planted_gsm)
+    for j in range(len(planted_he)):
+        cov, item, mode = new[base + j]
+        assert cov >= 0.6 and mode == "code" and idx.items.info(item)[0] == "humaneval:HumanEval", (j, new[base + j])
+    assert sum(cov >= 0.6 for cov, _i, _m in new[base + len(planted_he):]) >= 4
+    monkeypatch.setattr(D, "_CodeSpans", _SpansByFinditer)
+    assert new == [idx.best_match(t, chunk_chars=c) for t, c in runs]
+
+
+def test_code_mode_keywords_and_renamed_identifiers_through_spans():
+    """Through ``_CodeSpans`` the code mode keeps keywords literal (``_is_keyword`` on token hashes) and renames
+    other identifiers: a function with consistently renamed identifiers has the same code windows, one with a
+    keyword changed (``return`` -> ``yield``) does not."""
+    from assay.stages.signals import decontam as D
+
+    def windows(src):
+        sp = D._CodeSpans(src)
+        h = sp.hashes()
+        prep = D._Prepared.of_code(h, sp.ident & ~D._is_keyword(h))
+        ref = D._Prepared(D.code_tokens(src), code=True)
+        assert np.array_equal(prep.is_id, ref.is_id) and np.array_equal(prep.prev, ref.prev)
+        return prep.windows(8)
+
+    src = "def total(values, start):\n    acc = start\n    for v in values:\n        acc = acc + v\n    return acc\n"
+    renamed = _rename(src, ["total", "values", "start", "acc", "v"])
+    assert np.array_equal(windows(src), windows(renamed))
+    assert not np.array_equal(windows(src), windows(src.replace("return acc", "yield acc")))
+    assert D._is_keyword(D.token_hashes(["return", "self", "null", "returns", "Return"])).tolist() == [True, True, True, False, False]
