@@ -224,7 +224,9 @@ def doc_pages(name: str, folder: Path, n: int | None, rng: random.Random) -> lis
         body = p.read_bytes()
         rel = p.relative_to(folder).as_posix()
         html = body.decode("utf-8", errors="replace")
-        out.append(Page(url=f"https://{host}/{rel}", site=site, kind="doc", body=body,
+        # a file name with spaces (nbsphinx: "Running Code.html") is not a valid WARC-Target-URI: warcio reads it
+        # back with %20, so the page must be written, and matched in the outputs, under that very URL
+        out.append(Page(url=f"https://{host}/{rel.replace(' ', '%20')}", site=site, kind="doc", body=body,
                         headers=[("Content-Type", "text/html; charset=utf-8")], pre=pre_lines(html)))
     return out
 
@@ -245,7 +247,7 @@ def _page_url(body: bytes, fallback: str) -> str:
             if url.startswith("//"):
                 url = "http:" + url
             if url.startswith("http"):
-                return url
+                return url.replace(" ", "%20")  # as warcio reads a WARC-Target-URI back
     return fallback
 
 

@@ -214,3 +214,16 @@ def test_a_package_name_with_regex_characters_is_resolved_as_a_name(monkeypatch)
     assert corpus.resolve_package(r"ruby3\.\d+-doc") == "ruby3.1-doc"
     assert corpus.resolve_package("libsigc++-3.0-doc") is None
     assert corpus.resolve_package("no-such-doc") is None
+
+
+def test_a_documentation_file_name_with_spaces_is_written_and_read_back_under_one_url(tmp_path):
+    """nbsphinx names pages after notebooks ("Running Code.html"); warcio reads a WARC-Target-URI with spaces back
+    with %20, so the manifest must hold that URL, else the page's <pre> lines count as lost (python-notebook-doc)."""
+    pkg = tmp_path / "pkg"
+    (pkg / "html").mkdir(parents=True)
+    body = "<html><body><h1>Running Code</h1>" + "<p>prose words here</p>" * 100 + "<pre>x = 1\ny = 2</pre></body></html>"
+    (pkg / "html" / "Running Code.html").write_text(body)
+    pages = corpus.doc_pages("python-notebook-doc", pkg, None, random.Random(0))
+    assert [p.url for p in pages] == ["https://docs.python-notebook-doc.test/html/Running%20Code.html"]
+    corpus.write_warcs([(p.url, p.body, p.headers) for p in pages], tmp_path / "warc", 1)
+    assert [url for kind, url, _h, _b in _records(tmp_path / "warc") if kind == "response"] == [pages[0].url]
