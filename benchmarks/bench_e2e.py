@@ -144,7 +144,8 @@ def compileall_sources() -> None:
     root = HERE.parent
     dirs = [str(root / d) for d in ("assay", "pipeline", "stages", "classifiers") if (root / d).is_dir()]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-m", "compileall", "-q", *dirs], check=False, env=env,
+    # not the embedded sample inputs (pipeline/sample): a __pycache__ there would become input files of a run
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "-x", "/sample/", *dirs], check=False, env=env,
                    stdout=subprocess.DEVNULL)
 
 

@@ -14,4 +14,4 @@ PY=${PYTHON:-python3}
 # an editable install does not). Environments that set PYTHONDONTWRITEBYTECODE=1 would otherwise recompile
 # the project's source in every process of every run (0.2-0.5 CPU-s each). Stale files are harmless: Python
 # checks each against its source's mtime and recompiles in memory.
-.venv/bin/python -m compileall -q -j 0 assay pipeline stages classifiers >/dev/null || true
+.venv/bin/python -m compileall -q -j 0 -x "/sample/" assay pipeline stages classifiers >/dev/null || true
