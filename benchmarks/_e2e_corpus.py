@@ -76,7 +76,13 @@ RESERVED_PACKAGE_RE = re.compile(r"^(python3\.11-doc|postgresql-doc(-\d+)?|git-d
 # python-oracledb-doc, python-cbor2-doc, python-graphene-doc, python-sybil-doc, python-pylatexenc-doc,
 # python-apptools-doc, python-stestr-doc, libatkmm-1.6-doc, liblog4j1.2-java-doc, libmongo-client-doc,
 # libghc-constraints-doc; session 30, drawn at random from apt-cache names not used before, kept where the package
-# has HTML files, before any measurement; helpers were told not to fetch any new package) was only measured.
+# has HTML files, before any measurement; helpers were told not to fetch any new package) was only measured. Set P
+# (libghc-cryptohash-doc, python-serial-asyncio-doc, libnetcdff-doc, libghc-bencode-doc, libghc-uniplate-doc,
+# libghc-open-browser-doc, coinor-libclp-doc, python-pyxattr-doc, libportal-doc, libjoptsimple-java-doc,
+# libghc-warp-tls-doc, cyrus-doc, libghc-servant-client-doc, libghc-hoauth2-doc, libjcommander-java-doc,
+# libghc-distributive-doc, libghc-weigh-doc, acl2-doc, libiniparser-doc; session 31, the first 19 of apt-cache's
+# unused -doc names shuffled with seed 20261202 that hold at least 5 HTML files, before any measurement; helpers
+# were told not to fetch any new package) was only measured.
 # Choose new packages to rehearse.
 TUNED_ON_PACKAGES = frozenset((
     "cmake-doc", "libglib2.0-doc", "libsdl2-doc", "erlang-doc", "openjdk-17-doc",
