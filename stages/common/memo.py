@@ -15,6 +15,7 @@ ones) and :meth:`TextMemo.close` when it ends, so a pipeline without that step h
 
 from __future__ import annotations
 
+from hashlib import blake2b
 from typing import Any
 
 
@@ -95,8 +96,6 @@ class ByText:
         not kept (too long, not a string)."""
         if not isinstance(text, str) or len(text) > self.max_chars:
             return None
-        from hashlib import blake2b  # noqa: PLC0415
-
         return (blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), *extra)
 
     def get(self, key: tuple | None) -> Any | None:

@@ -34,6 +34,28 @@ def _memos():
     return [H.MEASURED, L.RECENT, SCORED, SCORED_LINES]
 
 
+class _Calls:
+    n = 0
+
+
+@pytest.fixture
+def count_calls(monkeypatch):
+    """``count_calls(module, "name")`` replaces that function by one that counts its calls (``.n``, resettable)
+    and calls the real one; undone after the test."""
+
+    def wrap(module, name: str) -> _Calls:
+        calls, real = _Calls(), getattr(module, name)
+
+        def counting(*a, **k):
+            calls.n += 1
+            return real(*a, **k)
+
+        monkeypatch.setattr(module, name, counting)
+        return calls
+
+    return wrap
+
+
 def _clear_memos():
     for m in _memos():
         while m.active:
@@ -107,38 +129,29 @@ def test_memos_keep_nothing_without_a_reader():
 
 
 @pytest.mark.shared_data
-def test_quality_scores_same_with_and_without_reuse(shared_data):
+def test_quality_scores_same_with_and_without_reuse(shared_data, count_calls):
     from assay.stages.signals.quality import QualityScores
 
     _clear_memos()
     pages = _pages(shared_data)
-    calls = {"classic": 0}
-    real = H.classic_signals
-
-    def counting(*a, **k):
-        calls["classic"] += 1
-        return real(*a, **k)
 
     def upstream(docs):
         return QualityScores(models=["web", "stem"]).run(
             LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(docs))))
 
     _clear_memos()
-    H.classic_signals = counting  # the heuristics step calls it too: count the upstream steps alone first
-    try:
-        list(upstream(copy.deepcopy(pages)))
-        n_upstream = calls["classic"]
-        calls["classic"] = 0
-        chained = list(WebQualityScore().run(upstream(copy.deepcopy(pages))))
-        n_chained = calls["classic"] - n_upstream  # the quality step's own
-        _clear_memos()
-        # the same documents through the same steps, the quality step alone afterwards: all recomputed
-        prepared = list(upstream(copy.deepcopy(pages)))
-        calls["classic"] = 0
-        fresh = list(WebQualityScore().run(iter(prepared)))
-        n_fresh = calls["classic"]
-    finally:
-        H.classic_signals = real
+    calls = count_calls(H, "classic_signals")  # the heuristics step calls it too: count the upstream steps alone first
+    list(upstream(copy.deepcopy(pages)))
+    n_upstream = calls.n
+    calls.n = 0
+    chained = list(WebQualityScore().run(upstream(copy.deepcopy(pages))))
+    n_chained = calls.n - n_upstream  # the quality step's own
+    _clear_memos()
+    # the same documents through the same steps, the quality step alone afterwards: all recomputed
+    prepared = list(upstream(copy.deepcopy(pages)))
+    calls.n = 0
+    fresh = list(WebQualityScore().run(iter(prepared)))
+    n_fresh = calls.n
     n_short = sum(len(d.text) <= TEXT_MAX_CHARS for d in prepared)
     # a copy of an earlier page's short text takes that page's values by text (``memo.ByText``): not measured again
     short = [d.text for d in prepared if len(d.text) <= TEXT_MAX_CHARS]
@@ -317,7 +330,7 @@ def test_quality_signals_do_not_depend_on_the_batch_size(shared_data):
 
 
 @pytest.mark.shared_data
-def test_copies_of_a_page_take_its_values_and_every_signal_stays_the_same(shared_data, monkeypatch):
+def test_copies_of_a_page_take_its_values_and_every_signal_stays_the_same(shared_data, monkeypatch, count_calls):
     """A document whose text is exactly that of an earlier document of the run (another copy of a page, in the same
     batch or a later one) takes the values the language ID, quality, web quality and adult steps computed for that text
     (``memo.ByText``), and every stored signal, of the copies and of the documents batched with them, is the same to the
@@ -331,22 +344,16 @@ def test_copies_of_a_page_take_its_values_and_every_signal_stays_the_same(shared
     for k, d in enumerate(pages[::2]):  # copies: right behind the page, or many documents later
         docs.insert(min(len(docs), 2 * k + (1 if k % 2 else 25)),
                     Document(text=d.text, id=f"{d.id}#copy{k}", metadata=dict(d.metadata)))
-    calls = {"lid": 0}
-    real_detect = L.detect_language
-
-    def counting(*a, **k):
-        calls["lid"] += 1
-        return real_detect(*a, **k)
+    calls = count_calls(L, "detect_language")
 
     def run(batch_size):
         _clear_memos()
-        calls["lid"] = 0
+        calls.n = 0
         out = AdultContent().run(WebQualityScore(batch_size=batch_size).run(
             QualityScores(models=["web", "stem"], batch_size=batch_size).run(
                 LanguageId().run(TextNormalizer().run(WebHeuristicSignals().run(copy.deepcopy(docs)))))))
-        return [(d.id, d.metadata) for d in out], calls["lid"]
+        return [(d.id, d.metadata) for d in out], calls.n
 
-    monkeypatch.setattr(L, "detect_language", counting)
     got, n_got = run(8)
     monkeypatch.setattr(memo.ByText, "key", lambda self, text, *extra: None)  # nothing taken from a copy
     ref, n_ref = run(8)
