@@ -239,7 +239,9 @@ def _combiner_at(rev: str) -> dict | None:
 
 def bench_quality(rev: str = BASELINE_REV, split: str = "test") -> dict:
     """Test-split ROC AUC per set and per language: ours, models alone, anchors (same run). ``split="dev"``: the
-    same on the dev split (the split the combiner is fitted on, so only the models alone are out of sample there)."""
+    same on the dev split (the split the combiner is fitted on, so only the models alone are out of sample there, and
+    of those only on the human judgments: ``web`` trains on the dev split of enwiki, CCNet head and WARC pages, so its
+    dev reference-vs-random figure is on training text)."""
     import assay.classifiers
     from assay.classifiers.calibrate import percentile
     from assay.classifiers.data import default_data_root

@@ -73,7 +73,7 @@ def test_training_sources_exclude_test_groups(name, src):
 @pytest.mark.parametrize("corpus", ["scrapinghub", "readability"])
 def test_gold_pages_of_a_test_split_are_never_trained_on(corpus):
     """Real data: the web config's full-page source of a gold corpus keeps only pages that bench_web (its own loader,
-    benchmarks/_web_data.py) puts in train and that bench_e2e (its Page objects) does not put in test."""
+    benchmarks/_web_data.py) puts in train or dev and that bench_e2e (its Page objects) does not put in test."""
     import sys
 
     root = default_data_root()
@@ -88,7 +88,8 @@ def test_gold_pages_of_a_test_split_are_never_trained_on(corpus):
     exs, _ = build_source(src, root)
     pages = {e.group.split(":")[1] for e in exs}
     web_split = {p.name: p.split for p in load_gold(corpus, root)}
-    assert pages and all(web_split[p] == "train" for p in pages)
+    assert pages and all(web_split[p] in ("train", "dev") for p in pages)
+    assert {web_split[p] for p in pages} == {"train", "dev"}  # round 11: web reads train+dev pages
     if corpus == "scrapinghub":
         import json
 
@@ -127,3 +128,27 @@ def test_warc_training_pages_avoid_both_test_splits():
     assert all(split_of(s, dataset="warc_pages") == "train" and split_of(s, dataset="bench_e2e") != "test" for s in site)
     # the sample's train-split sites include some that bench_e2e tests on (4 pages): those are gone
     assert both and {e.group for e in both} < {e.group for e in only_train}
+
+
+def test_models_the_combiner_stacks_never_train_on_its_rows():
+    """The combiner (web_quality.yaml) is fitted on the *dev* rows of its labelled sets with the web / web_ml logits as
+    features, so those logits must be out of sample there: a stacked model's source that reads one of those sets reads
+    its train split only for the languages the combiner scores with that model. ``web`` covers English only, so its
+    other-language HPLT rows and Turku lines may read train+dev (round 11), its English judgments never dev."""
+    comb = yaml.safe_load((CONFIGS / "web_quality.yaml").read_text())
+    fitted = {s["split_dataset"] for s in comb["labelled"]}
+    assert comb["models"]["web"] == ["en"]
+    web = yaml.safe_load((CONFIGS / "web.yaml").read_text())
+    checked = 0
+    for src in _training_sources(web):
+        if src.get("split_dataset") not in fitted:
+            continue
+        paths = src["path"] if isinstance(src["path"], list) else [src["path"]]
+        if src.get("langs"):  # HPLT: ISO 639-3 codes of the files read; Turku: language folders
+            english = ("eng" if src["builder"] == "hplt_inspection" else "en") in src["langs"]
+        else:  # an HPLT glob reads English where it names the English files or every file
+            english = any("eng_Latn" in p or p.endswith("/*.tsv.gz") for p in paths)
+        if english:
+            checked += 1
+            assert src.get("split") == "train", f"web: {src.get('name')} reads {src.get('split')}: the combiner's rows"
+    assert checked == 2  # HPLT English rows, Turku English lines
