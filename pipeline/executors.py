@@ -291,6 +291,10 @@ _LIBC = None
 # since the last release: the decide phase's two ranks of set I take well under a second, and the second
 # rank started on top of the first one's freed row buffers and Arrow pages (main process peak 325 MiB)
 RELEASE_GROWTH_BYTES = 16 << 20
+# an inline phase's child that grew this much since it was forked runs no further rank: the ranks left go to a
+# fresh child (``AssayLocalExecutor._run_inline_in_children``). A rank of the decide phase on set O grows its
+# child by about 70 MiB, one of the dedup buckets' 15 ranks by under 1 MiB
+CHILD_RECYCLE_BYTES = 32 << 20
 
 
 def resident_bytes() -> int:
@@ -591,6 +595,7 @@ class AssayLocalExecutor(LocalPipelineExecutor):
     inline_in_child: bool = False
     ran_inline: bool = False
     ran_in_child: bool = False
+    children_forked: int = 0  # children an inline phase ran in (``_run_inline_in_children``)
 
     def _small_input(self) -> bool:
         if not self.inline_inputs or self.inline_max_bytes <= 0:
@@ -604,38 +609,74 @@ class AssayLocalExecutor(LocalPipelineExecutor):
         self.ran_inline = True
         if self.inline_in_child and can_fork_lean():
             self.ran_in_child = True
-            return _in_forked_child(self._run_inline)
+            return self._run_inline_in_children()
         return self._run_inline()
 
-    def _run_inline(self):
-        """datatrove's ``workers == 1`` path (ranks in order, in this process), without the manager
-        process it starts for a pool's queue and counters."""
-        import gc
-        import queue
-        from copy import deepcopy
-
-        from datatrove.utils.stats import PipelineStats
-
-        self._launched = True
+    def _inline_ranks_left(self) -> list[int] | None:
+        """The ranks an inline phase still has to run; None (logged) when all are done already."""
         ranks = range(self.local_rank_offset, self.local_rank_offset + self.local_tasks)
         if all(map(self.is_rank_completed, ranks)):
             logger.info(f"Not doing anything as all {self.local_tasks} tasks have already been completed.")
             return None
+        return list(self.get_incomplete_ranks(ranks))
+
+    def _run_inline(self):
+        """datatrove's ``workers == 1`` path (ranks in order, in this process), without the manager
+        process it starts for a pool's queue and counters."""
+        ranks = self._inline_ranks_left()
+        if ranks is None:
+            return None
         self.save_executor_as_json()
+        stats, _ = self._run_ranks(ranks)
+        return self._merge_inline_stats(stats)
+
+    def _run_inline_in_children(self):
+        """``_run_inline`` in children forked from this process: one for the phase, and a fresh one for the
+        ranks left whenever a child has grown by ``CHILD_RECYCLE_BYTES`` since it started (``_run_ranks``).
+        A child ends with everything its ranks left behind (their row buffers, freed pages a trim cannot hand
+        back, library code touched once): the next rank starts from this process's size, not on top of the
+        previous rank's (bench_e2e set O, decide phase: its second rank peaked 11 MiB above its first). Ranks
+        that leave little (the dedup buckets' many small ranks) share one child."""
+        ranks = self._inline_ranks_left()
+        if ranks is None:
+            return None
+        self.save_executor_as_json()
+        stats: list = []
+        while ranks:
+            todo = ranks
+            done, ranks = _in_forked_child(lambda: self._run_ranks(todo, recycle_bytes=CHILD_RECYCLE_BYTES))
+            stats.extend(done)
+            self.children_forked += 1
+        return self._merge_inline_stats(stats)
+
+    def _run_ranks(self, ranks: list[int], recycle_bytes: int | None = None) -> tuple[list, list[int]]:
+        """Run ``ranks`` in order in this process: (their stats, the ranks not run). With ``recycle_bytes``,
+        stops after a rank once this process has grown by that much since the call (the rest is left to a
+        fresh child)."""
+        import gc
+        import queue
+        from copy import deepcopy
+
+        self._launched = True
         ranks_q: queue.Queue = queue.Queue()
         ranks_q.put(0)
         pipeline = self.pipeline
         stats = []
-        last_release, released_at = time.monotonic(), resident_bytes()
+        started_at = resident_bytes()
+        last_release, released_at = time.monotonic(), started_at
+        ranks = list(ranks)
         # the collection between ranks looks only at what the ranks created: this process's modules and
         # objects (polars, pyarrow, the recipe, ...) are frozen for the phase (a full collection of them cost
         # about 0.1 CPU-s each time)
         try:
             with frozen_gc():
-                for rank in self.get_incomplete_ranks(ranks):
+                while ranks:
+                    rank = ranks.pop(0)
                     self.pipeline = deepcopy(pipeline)
                     stats.append(self._launch_run_for_rank(rank, ranks_q))
                     self.pipeline = None  # the rank's steps and what they hold
+                    if ranks and recycle_bytes is not None and resident_bytes() - started_at >= recycle_bytes:
+                        break  # the rest in a fresh child: no release needed, this one ends
                     # at most once a second (thousands of tiny tasks must not pay a full collection each),
                     # or after a rank that grew the process by RELEASE_GROWTH_BYTES
                     if (time.monotonic() - last_release > 1.0
@@ -645,10 +686,16 @@ class AssayLocalExecutor(LocalPipelineExecutor):
                         last_release, released_at = time.monotonic(), resident_bytes()
                 # and once when the phase ends: what its ranks freed (a rank's whole batch of signatures,
                 # the decide phase's row buffers) goes back to the system before the next phase grows
-                gc.collect()
-                release_memory()
+                if recycle_bytes is None:
+                    gc.collect()
+                    release_memory()
         finally:
             self.pipeline = pipeline
+        return stats, ranks
+
+    def _merge_inline_stats(self, stats: list):
+        from datatrove.utils.stats import PipelineStats
+
         merged = sum(stats, start=PipelineStats())
         with self.logging_dir.open("stats.json", "wt") as statsfile:
             merged.save_to_disk(statsfile)

@@ -413,12 +413,49 @@ def test_inline_phase_runs_in_a_forked_child_with_the_same_outputs(tmp_path):
     child_pids, here_pids = _pids(tmp_path / "child" / "out"), _pids(tmp_path / "here" / "out")
     assert here_pids == {os.getpid()}
     assert len(child_pids) == 1 and os.getpid() not in child_pids  # one child for the phase's 4 tasks
+    assert runs["child"][0].children_forked == 1
     assert sorted(_texts(tmp_path / "child" / "out")) == sorted(_texts(tmp_path / "here" / "out"))
     assert len(_texts(tmp_path / "child" / "out")) == 20
     child_stats, here_stats = runs["child"][1], runs["here"][1]
     assert type(child_stats) is type(here_stats)
     assert [type(st).__name__ for st in child_stats.stats] == [type(st).__name__ for st in here_stats.stats]
     assert json.loads((tmp_path / "child" / "logs" / "stats.json").read_text())
+
+
+_HELD: list = []
+
+
+def _growing_pid_step(data, rank=0, world_size=1):
+    """``_pid_step`` that then keeps CHILD_RECYCLE_BYTES + 8 MiB alive in its process (written: resident)."""
+    from assay.pipeline.executors import CHILD_RECYCLE_BYTES
+
+    yield from _pid_step(data, rank, world_size)
+    _HELD.append(bytearray(b"\x01") * (CHILD_RECYCLE_BYTES + (8 << 20)))
+
+
+def test_inline_phase_gives_the_tasks_after_one_that_grew_its_child_a_fresh_child(tmp_path):
+    """A child whose task left it CHILD_RECYCLE_BYTES bigger runs no further task: the next one starts in a
+    fresh child forked from this process (not on top of what the previous task left); the same documents,
+    completions and merged stats. (Tasks that leave little share one child: the test above.)"""
+    import os
+
+    if not _fork_here_or_in_a_fresh_process(
+            "test_inline_phase_gives_the_tasks_after_one_that_grew_its_child_a_fresh_child"):
+        return
+    inputs = _inputs(tmp_path / "in")
+    ex = make_executor(
+        "local", [JsonlReader(str(inputs)), _growing_pid_step, JsonlWriter(str(tmp_path / "out"),
+                                                                          output_filename="${rank}.jsonl.gz")],
+        tasks=4, workers=2, logging_dir=str(tmp_path / "logs"), name="g",
+        settings={"inline_max_input_mb": 1}, inline_inputs=[str(inputs)],
+    )
+    stats = run_phases([ex])[0]
+    assert ex.ran_in_child and ex.children_forked == 4 and ex.get_incomplete_ranks() == []
+    pids = _pids(tmp_path / "out")
+    assert len(pids) == 4 and os.getpid() not in pids  # one child per task
+    assert not _HELD  # the memory stayed in the children
+    assert len(_texts(tmp_path / "out")) == 20
+    assert stats.get_repr("x") and json.loads((tmp_path / "logs" / "stats.json").read_text())
 
 
 def _failing_step(data, rank=0, world_size=1):
