@@ -105,6 +105,37 @@ def test_step_modules_add_the_modules_a_step_imports_when_it_runs():
     assert mods.index("assay.stages.output.normalize") < mods.index("ftfy")
 
 
+_WORKER_IMPORTS_PROBE = """
+import json, pickle, sys
+from assay.pipeline.executors import STEP_RUNTIME_MODULES, WORKER_MODULES, arrow_modules
+from assay.stages.web.extract import HtmlExtractor
+from assay.stages.web.quality import WebQualityScore
+for m in [*WORKER_MODULES, "assay.pipeline.cli", *STEP_RUNTIME_MODULES, *[x for v in STEP_RUNTIME_MODULES.values() for x in v],
+          *arrow_modules()]:
+    __import__(m)
+pickle.loads(sys.stdin.buffer.read())  # a local phase's executor, as a pool's worker gets it
+print(json.dumps(sorted(m for m in ("pydantic", "typer", "rich", "assay.pipeline.commands") if m in sys.modules)))
+"""
+
+
+def test_a_pool_worker_imports_no_cli_and_no_pydantic(tmp_path):
+    """What every worker of a local pool holds (the forkserver's preloaded modules, the re-run ``assay`` script,
+    the unpickled executor) leaves out the commands' typer and rich and the settings' and classifier training's
+    pydantic (about 7 MiB of resident memory per worker, bench_e2e set O)."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    ex = make_executor("local", [JsonlReader(str(tmp_path))], tasks=2, workers=2, logging_dir=str(tmp_path / "logs"),
+                       name="w")
+    assert ex.assay_settings.kind == "local"  # kept here, not sent to the workers
+    out = subprocess.run([sys.executable, "-c", _WORKER_IMPORTS_PROBE], input=pickle.dumps(ex), capture_output=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    assert json.loads(out.stdout.decode().strip().splitlines()[-1]) == []
+
+
 _THREADS_PROBE = """
 import json, os, sys
 from assay.pipeline.executors import STEP_RUNTIME_MODULES, WORKER_MODULES, arrow_modules
