@@ -176,12 +176,43 @@ def _token_hashes(buf: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(token hashes, token start offsets, token byte lengths) of space/whitespace-separated tokens.
 
     Token hash: murmur3 fmix64 of the token's polynomial hash ``sum(byte_k * P**k) mod 2**64``
-    (computed for all tokens at once from prefix sums) xor-ed with its length."""
+    (computed for all tokens at once from prefix sums) xor-ed with its length. A buffer longer than
+    ``_TOKEN_PIECE`` bytes is read in pieces cut at white space (a token's hash depends on its own bytes
+    only, so the pieces give the same hashes): the prefix sums and powers take eight bytes per byte of the
+    buffer each (a documentation page of 2.2 MB of text took 88 MiB at once in the dedup signatures phase)."""
     arr = np.frombuffer(buf, dtype=np.uint8)
+    if arr.size <= _TOKEN_PIECE:
+        return _piece_token_hashes(arr, 0)
+    parts = []
+    i, n = 0, arr.size
+    while i < n:
+        j = min(i + _TOKEN_PIECE, n)
+        if j < n:  # cut after the last white space of the piece (the next one: a token longer than a piece)
+            space = np.flatnonzero(~_word_bytes(arr[i:j]))
+            if space.size:
+                j = i + int(space[-1]) + 1
+            else:
+                space = np.flatnonzero(~_word_bytes(arr[j:]))
+                j = j + int(space[0]) + 1 if space.size else n
+        parts.append(_piece_token_hashes(arr[i:j], i))
+        i = j
+    return tuple(np.concatenate(x) for x in zip(*parts))
+
+
+_TOKEN_PIECE = 2 * _SEGMENT_BYTES  # bytes tokenised at once by _token_hashes (the powers _powers caches)
+
+
+def _word_bytes(arr: np.ndarray) -> np.ndarray:
+    """Which bytes belong to tokens (not a space, tab, line feed, vertical tab, form feed or carriage return)."""
+    return (arr != 32) & ((arr < 9) | (arr > 13))
+
+
+def _piece_token_hashes(arr: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_token_hashes`` of the bytes ``arr`` (no token crosses its ends), start offsets plus ``offset``."""
     if arr.size == 0:
         e = np.empty(0, dtype=np.int64)
         return np.empty(0, dtype=_U64), e, e
-    word = (arr != 32) & ((arr < 9) | (arr > 13))
+    word = _word_bytes(arr)
     d = np.diff(word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
     starts = np.flatnonzero(d == 1)
     ends = np.flatnonzero(d == -1)
@@ -191,7 +222,7 @@ def _token_hashes(buf: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     np.cumsum(arr.astype(_U64) * pw, out=pre[1:])
     lens = ends - starts
     v = (pre[ends] - pre[starts]) * ipw[starts]
-    return _fmix64(v ^ (lens.astype(_U64) * _LEN_MIX)), starts, lens
+    return _fmix64(v ^ (lens.astype(_U64) * _LEN_MIX)), starts + offset if offset else starts, lens
 
 
 def _char_token_hashes(words: list[bytes]) -> np.ndarray:
