@@ -36,7 +36,9 @@ class LocalSettings(_Settings):
         "them in a child forked from it for the phase, where the system can fork: what the phase allocates "
         "(polars, its frames and row buffers, Arrow pages) goes away with the child instead of staying in this "
         "process, which ran the small phases one after the other and kept part of each (bench_e2e set L: "
-        "launching process 216 MiB, its largest phase alone 156); same tasks, same outputs")
+        "launching process 216 MiB, its largest phase alone 156); a task that grew its child by "
+        "executors.CHILD_RECYCLE_BYTES leaves the tasks after it to a fresh child (set O: the decide phase's "
+        "second task no longer starts on what the first left); same tasks, same outputs")
     preload: bool = Field(
         True, description="the forkserver imports the modules of every phase's steps once, so workers start "
         "from it with them loaded (forkserver start method only)")
