@@ -154,11 +154,12 @@ _POW_CACHE: dict[str, np.ndarray] = {}
 
 
 def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """P**i and P**-i (mod 2**64) for i < n; cached up to 2 segments, computed on the fly beyond."""
+    """P**i and P**-i (mod 2**64) for i < n; cached up to ``_TOKEN_PIECE`` (the longest buffer
+    ``_token_hashes`` reads at once but for a token longer than that), computed on the fly beyond."""
     have = _POW_CACHE.get("p")
     if have is not None and have.size >= n:
         return _POW_CACHE["p"][:n], _POW_CACHE["i"][:n]
-    m = max(n, 2 * _SEGMENT_BYTES) if n <= 2 * _SEGMENT_BYTES else n
+    m = max(n, _TOKEN_PIECE) if n <= _TOKEN_PIECE else n
     p = np.empty(m, dtype=_U64)
     p[0] = 1
     p[1:] = _P[0]
@@ -167,7 +168,7 @@ def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
     q[0] = 1
     q[1:] = _PINV[0]
     np.cumprod(q, out=q)
-    if m <= 2 * _SEGMENT_BYTES:
+    if m <= _TOKEN_PIECE:
         _POW_CACHE["p"], _POW_CACHE["i"] = p, q
     return p[:n], q[:n]
 
@@ -199,7 +200,9 @@ def _token_hashes(buf: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tuple(np.concatenate(x) for x in zip(*parts))
 
 
-_TOKEN_PIECE = 2 * _SEGMENT_BYTES  # bytes tokenised at once by _token_hashes (the powers _powers caches)
+# bytes tokenised at once by _token_hashes: a segment of several documents (``shingle_documents``) is one piece;
+# the powers of one piece, cached by _powers, take 16 bytes per byte (4 MiB)
+_TOKEN_PIECE = _SEGMENT_BYTES
 
 
 def _word_bytes(arr: np.ndarray) -> np.ndarray:
