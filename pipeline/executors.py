@@ -44,7 +44,6 @@ from datatrove.executor.local import LocalPipelineExecutor
 from datatrove.executor.ray import RayPipelineExecutor  # imports ray lazily, in run()
 from datatrove.executor.slurm import SlurmPipelineExecutor
 from datatrove.utils.logging import logger
-from pydantic import BaseModel, ConfigDict, Field
 
 from assay.pipeline.lean import ARROW_POOL_ENV
 
@@ -84,110 +83,17 @@ class PhaseFailedError(RuntimeError):
 
 
 # --------------------------------------------------------------------------------------- settings
+# the settings models live in assay.pipeline.settings (pydantic); the names stay importable from here
+_SETTINGS_NAMES = frozenset(("_Settings", "LocalSettings", "SlurmSettings", "RaySettings", "settings_model",
+                             "validate_settings"))
 
 
-class _Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+def __getattr__(name: str):
+    if name in _SETTINGS_NAMES:
+        from assay.pipeline import settings
 
-
-class LocalSettings(_Settings):
-    """Settings of the local executor (datatrove ``LocalPipelineExecutor``)."""
-
-    kind: Literal["local"] = "local"
-    start_method: Literal["forkserver", "spawn", "fork"] = Field(
-        "forkserver", description="multiprocessing start method of the worker pool"
-    )
-    randomize_start_duration: int = Field(0, ge=0, description="max seconds of random delay before each task")
-    inline_max_input_mb: float = Field(
-        8.0, ge=0,
-        description="a phase after `signals` whose run-local input (signal store, signatures) is smaller than this "
-        "runs its tasks one after the other in this process (or in a child forked for the phase: inline_in_child) "
-        "instead of starting a worker pool (same tasks, same outputs; saves the pool's start-up and imports: about 1 CPU-second per phase). 8 MiB of signal store "
-        "is about 1,500 web pages: above it, the work outweighs a pool's start-up and the memory of a phase is "
-        "better split over workers; 0 = always a pool")
-    inline_in_child: bool = Field(
-        True, description="a phase that runs its tasks in this process (inline_max_input_mb, or one worker) runs "
-        "them in a child forked from it for the phase, where the system can fork: what the phase allocates "
-        "(polars, its frames and row buffers, Arrow pages) goes away with the child instead of staying in this "
-        "process, which ran the small phases one after the other and kept part of each (bench_e2e set L: "
-        "launching process 216 MiB, its largest phase alone 156); same tasks, same outputs")
-    preload: bool = Field(
-        True, description="the forkserver imports the modules of every phase's steps once, so workers start "
-        "from it with them loaded (forkserver start method only)")
-
-
-class SlurmSettings(_Settings):
-    """Settings of the Slurm executor (datatrove ``SlurmPipelineExecutor``): one job array per phase."""
-
-    kind: Literal["slurm"] = "slurm"
-    partition: str | None = Field(None, description="partition; None = the cluster's default partition")
-    time: str = Field("24:00:00", description="time limit per array task (sbatch --time)")
-    cpus_per_task: int = Field(1, ge=1)
-    mem_per_cpu_gb: float = Field(2.0, gt=0)
-    qos: str | None = Field(None, description="sbatch --qos; None = cluster default")
-    account: str | None = Field(None, description="sbatch --account")
-    job_name: str | None = Field(None, description="job name prefix (job name: <prefix>-<phase name>)")
-    sbatch_args: dict[str, str | int | float | None] = Field(
-        default_factory=dict, description="extra '#SBATCH --key=value' lines (value None: flag only)"
-    )
-    srun_args: dict[str, str | int] = Field(default_factory=dict)
-    venv_path: str | None = Field(
-        None, description="venv 'activate' script sourced by each job; default: the venv running assay"
-    )
-    env_command: str | None = Field(None, description="shell line run before the task (replaces venv_path)")
-    max_array_size: int = Field(1001, description="cluster MaxArraySize; bigger phases are split")
-    tasks_per_job: int = Field(1, ge=1, description="datatrove tasks run one after the other per array task")
-    requeue: bool = True
-    logs_dir: str | None = Field(None, description="raw slurm logs; default <logging_dir>/slurm_logs")
-    wait: bool = Field(True, description="block until the chain has finished (poll squeue)")
-    poll_interval_s: float = Field(5.0, gt=0)
-    timeout_s: float | None = Field(None, description="give up waiting (jobs keep running) after this many seconds")
-
-
-class RaySettings(_Settings):
-    """Settings of the Ray executor (datatrove ``RayPipelineExecutor``)."""
-
-    kind: Literal["ray"] = "ray"
-    address: str | None = Field(
-        None,
-        description="cluster to join: 'auto' (a `ray start` cluster on this machine), 'ray://host:10001', "
-        "'host:6379'; None = start a private local Ray instance for the run",
-    )
-    num_cpus: int | None = Field(None, ge=1, description="CPUs of the private local instance (address=None)")
-    cpus_per_task: float = Field(1, gt=0)
-    mem_per_cpu_gb: float = Field(2.0, gt=0)
-    gpus_per_task: float = Field(0, ge=0)
-    tasks_per_job: int = Field(1, ge=1)
-    time_limit_s: int | None = Field(None, description="kill a task after this many seconds")
-    runtime_env: dict[str, Any] | None = Field(None, description="ray.init runtime_env (remote clusters)")
-    ray_remote_kwargs: dict[str, Any] = Field(default_factory=dict)
-    shutdown: bool = Field(True, description="shut down the Ray connection this run opened when it ends")
-
-
-_SETTINGS: dict[str, type[_Settings]] = {"local": LocalSettings, "slurm": SlurmSettings, "ray": RaySettings}
-
-
-def settings_model(kind: str) -> type[_Settings]:
-    """The settings class of an executor kind."""
-    try:
-        return _SETTINGS[kind]
-    except KeyError:
-        raise ValueError(f"unknown executor {kind!r}; choose one of {', '.join(EXECUTOR_KINDS)}") from None
-
-
-def validate_settings(kind: str, settings: dict | BaseModel | None = None) -> _Settings:
-    """Validate ``settings`` (a dict from a recipe, or a settings object) for ``kind``."""
-    model = settings_model(kind)
-    if settings is None:
-        return model()
-    if isinstance(settings, BaseModel):
-        if not isinstance(settings, model):
-            raise ValueError(f"settings of type {type(settings).__name__} given for executor {kind!r}")
-        return settings
-    data = dict(settings)
-    if data.get("kind", kind) != kind:
-        raise ValueError(f"settings for executor {data['kind']!r} given for executor {kind!r}")
-    return model.model_validate(data)
+        return getattr(settings, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def default_venv_activate() -> str | None:
@@ -291,6 +197,10 @@ _LIBC = None
 # since the last release: the decide phase's two ranks of set I take well under a second, and the second
 # rank started on top of the first one's freed row buffers and Arrow pages (main process peak 325 MiB)
 RELEASE_GROWTH_BYTES = 16 << 20
+# an inline phase's child that grew this much since it was forked runs no further rank: the ranks left go to a
+# fresh child (``AssayLocalExecutor._run_inline_in_children``). A rank of the decide phase on set O grows its
+# child by about 70 MiB, one of the dedup buckets' 15 ranks by under 1 MiB
+CHILD_RECYCLE_BYTES = 32 << 20
 
 
 def resident_bytes() -> int:
@@ -368,7 +278,7 @@ def folder_bytes(paths: Sequence[str]) -> int | None:
 # pyarrow starts jemalloc's background thread.
 STEP_RUNTIME_MODULES: dict[str, tuple[str, ...]] = {
     "assay.stages.output.normalize": ("ftfy",),
-    "assay.stages.web.quality": ("assay.classifiers.combine",),
+    "assay.stages.web.quality": ("assay.classifiers.predict",),
 }
 # what every worker imports before its first task: the module of the task function (unpickled by dill),
 # and the CLI the ``assay`` script imports (multiprocess's forkserver never preloads ``__main__`` itself:
@@ -591,6 +501,14 @@ class AssayLocalExecutor(LocalPipelineExecutor):
     inline_in_child: bool = False
     ran_inline: bool = False
     ran_in_child: bool = False
+    children_forked: int = 0  # children an inline phase ran in (``_run_inline_in_children``)
+
+    def __getstate__(self):
+        """What a pool's worker unpickles: the executor without ``assay_settings`` (the launching process's
+        bookkeeping, a pydantic model: the worker would import pydantic, about 3 MiB, for nothing)."""
+        state = dict(self.__dict__)
+        state.pop("assay_settings", None)
+        return state
 
     def _small_input(self) -> bool:
         if not self.inline_inputs or self.inline_max_bytes <= 0:
@@ -604,38 +522,74 @@ class AssayLocalExecutor(LocalPipelineExecutor):
         self.ran_inline = True
         if self.inline_in_child and can_fork_lean():
             self.ran_in_child = True
-            return _in_forked_child(self._run_inline)
+            return self._run_inline_in_children()
         return self._run_inline()
 
-    def _run_inline(self):
-        """datatrove's ``workers == 1`` path (ranks in order, in this process), without the manager
-        process it starts for a pool's queue and counters."""
-        import gc
-        import queue
-        from copy import deepcopy
-
-        from datatrove.utils.stats import PipelineStats
-
-        self._launched = True
+    def _inline_ranks_left(self) -> list[int] | None:
+        """The ranks an inline phase still has to run; None (logged) when all are done already."""
         ranks = range(self.local_rank_offset, self.local_rank_offset + self.local_tasks)
         if all(map(self.is_rank_completed, ranks)):
             logger.info(f"Not doing anything as all {self.local_tasks} tasks have already been completed.")
             return None
+        return list(self.get_incomplete_ranks(ranks))
+
+    def _run_inline(self):
+        """datatrove's ``workers == 1`` path (ranks in order, in this process), without the manager
+        process it starts for a pool's queue and counters."""
+        ranks = self._inline_ranks_left()
+        if ranks is None:
+            return None
         self.save_executor_as_json()
+        stats, _ = self._run_ranks(ranks)
+        return self._merge_inline_stats(stats)
+
+    def _run_inline_in_children(self):
+        """``_run_inline`` in children forked from this process: one for the phase, and a fresh one for the
+        ranks left whenever a child has grown by ``CHILD_RECYCLE_BYTES`` since it started (``_run_ranks``).
+        A child ends with everything its ranks left behind (their row buffers, freed pages a trim cannot hand
+        back, library code touched once): the next rank starts from this process's size, not on top of the
+        previous rank's (bench_e2e set O, decide phase: its second rank peaked 11 MiB above its first). Ranks
+        that leave little (the dedup buckets' many small ranks) share one child."""
+        ranks = self._inline_ranks_left()
+        if ranks is None:
+            return None
+        self.save_executor_as_json()
+        stats: list = []
+        while ranks:
+            todo = ranks
+            done, ranks = _in_forked_child(lambda: self._run_ranks(todo, recycle_bytes=CHILD_RECYCLE_BYTES))
+            stats.extend(done)
+            self.children_forked += 1
+        return self._merge_inline_stats(stats)
+
+    def _run_ranks(self, ranks: list[int], recycle_bytes: int | None = None) -> tuple[list, list[int]]:
+        """Run ``ranks`` in order in this process: (their stats, the ranks not run). With ``recycle_bytes``,
+        stops after a rank once this process has grown by that much since the call (the rest is left to a
+        fresh child)."""
+        import gc
+        import queue
+        from copy import deepcopy
+
+        self._launched = True
         ranks_q: queue.Queue = queue.Queue()
         ranks_q.put(0)
         pipeline = self.pipeline
         stats = []
-        last_release, released_at = time.monotonic(), resident_bytes()
+        started_at = resident_bytes()
+        last_release, released_at = time.monotonic(), started_at
+        ranks = list(ranks)
         # the collection between ranks looks only at what the ranks created: this process's modules and
         # objects (polars, pyarrow, the recipe, ...) are frozen for the phase (a full collection of them cost
         # about 0.1 CPU-s each time)
         try:
             with frozen_gc():
-                for rank in self.get_incomplete_ranks(ranks):
+                while ranks:
+                    rank = ranks.pop(0)
                     self.pipeline = deepcopy(pipeline)
                     stats.append(self._launch_run_for_rank(rank, ranks_q))
                     self.pipeline = None  # the rank's steps and what they hold
+                    if ranks and recycle_bytes is not None and resident_bytes() - started_at >= recycle_bytes:
+                        break  # the rest in a fresh child: no release needed, this one ends
                     # at most once a second (thousands of tiny tasks must not pay a full collection each),
                     # or after a rank that grew the process by RELEASE_GROWTH_BYTES
                     if (time.monotonic() - last_release > 1.0
@@ -645,10 +599,16 @@ class AssayLocalExecutor(LocalPipelineExecutor):
                         last_release, released_at = time.monotonic(), resident_bytes()
                 # and once when the phase ends: what its ranks freed (a rank's whole batch of signatures,
                 # the decide phase's row buffers) goes back to the system before the next phase grows
-                gc.collect()
-                release_memory()
+                if recycle_bytes is None:
+                    gc.collect()
+                    release_memory()
         finally:
             self.pipeline = pipeline
+        return stats, ranks
+
+    def _merge_inline_stats(self, stats: list):
+        from datatrove.utils.stats import PipelineStats
+
         merged = sum(stats, start=PipelineStats())
         with self.logging_dir.open("stats.json", "wt") as statsfile:
             merged.save_to_disk(statsfile)
@@ -708,6 +668,8 @@ def make_executor(
     the kind's settings model (unknown keys are rejected). ``inline_inputs`` (local only): the phase's
     input folders; below ``LocalSettings.inline_max_input_mb`` its tasks run in this process.
     """
+    from assay.pipeline.settings import LocalSettings, RaySettings, SlurmSettings, validate_settings
+
     cfg = validate_settings(kind, settings)
     if tasks < 1:
         raise ValueError(f"phase {name!r}: tasks must be >= 1, got {tasks}")
@@ -882,6 +844,8 @@ def run_phases(
     if kind == "ray":
         return _run_ray(chain, on_phase)
     cfg = getattr(chain[-1], "assay_settings", None)
+    from assay.pipeline.settings import LocalSettings
+
     if isinstance(cfg, LocalSettings) and cfg.preload and cfg.start_method == "forkserver":
         preload_forkserver([*worker_modules(), *step_modules([ex.pipeline for ex in chain]), *arrow_modules()])
     return _run_sequential(chain, on_phase)
@@ -911,6 +875,8 @@ def _run_ray(chain: list[PipelineExecutor], on_phase: PhaseEvent | None = None) 
         import ray
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("the ray executor needs Ray: pip install 'assay[ray]'") from e
+    from assay.pipeline.settings import RaySettings
+
     cfg = getattr(chain[-1], "assay_settings", None) or RaySettings()
     if all(not ex.get_incomplete_ranks() for ex in chain):
         return [None] * len(chain)  # nothing to do: do not start or join a Ray cluster
@@ -1071,6 +1037,8 @@ def _run_slurm(chain: list[PipelineExecutor], *, wait: bool | None) -> list:
         raise RuntimeError("refusing to submit a run from inside a Slurm array task; run it from a login node")
     if shutil.which("sbatch") is None:
         raise RuntimeError("the slurm executor needs 'sbatch' on PATH (run on a Slurm login node)")
+    from assay.pipeline.settings import SlurmSettings
+
     cfg: SlurmSettings = getattr(chain[-1], "assay_settings", None) or SlurmSettings()
     if wait is None:
         wait = cfg.wait

@@ -154,11 +154,12 @@ _POW_CACHE: dict[str, np.ndarray] = {}
 
 
 def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """P**i and P**-i (mod 2**64) for i < n; cached up to 2 segments, computed on the fly beyond."""
+    """P**i and P**-i (mod 2**64) for i < n; cached up to ``_TOKEN_PIECE`` (the longest buffer
+    ``_token_hashes`` reads at once but for a token longer than that), computed on the fly beyond."""
     have = _POW_CACHE.get("p")
     if have is not None and have.size >= n:
         return _POW_CACHE["p"][:n], _POW_CACHE["i"][:n]
-    m = max(n, 2 * _SEGMENT_BYTES) if n <= 2 * _SEGMENT_BYTES else n
+    m = max(n, _TOKEN_PIECE) if n <= _TOKEN_PIECE else n
     p = np.empty(m, dtype=_U64)
     p[0] = 1
     p[1:] = _P[0]
@@ -167,7 +168,7 @@ def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
     q[0] = 1
     q[1:] = _PINV[0]
     np.cumprod(q, out=q)
-    if m <= 2 * _SEGMENT_BYTES:
+    if m <= _TOKEN_PIECE:
         _POW_CACHE["p"], _POW_CACHE["i"] = p, q
     return p[:n], q[:n]
 
@@ -176,12 +177,45 @@ def _token_hashes(buf: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(token hashes, token start offsets, token byte lengths) of space/whitespace-separated tokens.
 
     Token hash: murmur3 fmix64 of the token's polynomial hash ``sum(byte_k * P**k) mod 2**64``
-    (computed for all tokens at once from prefix sums) xor-ed with its length."""
+    (computed for all tokens at once from prefix sums) xor-ed with its length. A buffer longer than
+    ``_TOKEN_PIECE`` bytes is read in pieces cut at white space (a token's hash depends on its own bytes
+    only, so the pieces give the same hashes): the prefix sums and powers take eight bytes per byte of the
+    buffer each (a documentation page of 2.2 MB of text took 88 MiB at once in the dedup signatures phase)."""
     arr = np.frombuffer(buf, dtype=np.uint8)
+    if arr.size <= _TOKEN_PIECE:
+        return _piece_token_hashes(arr, 0)
+    parts = []
+    i, n = 0, arr.size
+    while i < n:
+        j = min(i + _TOKEN_PIECE, n)
+        if j < n:  # cut after the last white space of the piece (the next one: a token longer than a piece)
+            space = np.flatnonzero(~_word_bytes(arr[i:j]))
+            if space.size:
+                j = i + int(space[-1]) + 1
+            else:
+                space = np.flatnonzero(~_word_bytes(arr[j:]))
+                j = j + int(space[0]) + 1 if space.size else n
+        parts.append(_piece_token_hashes(arr[i:j], i))
+        i = j
+    return tuple(np.concatenate(x) for x in zip(*parts))
+
+
+# bytes tokenised at once by _token_hashes: a segment of several documents (``shingle_documents``) is one piece;
+# the powers of one piece, cached by _powers, take 16 bytes per byte (4 MiB)
+_TOKEN_PIECE = _SEGMENT_BYTES
+
+
+def _word_bytes(arr: np.ndarray) -> np.ndarray:
+    """Which bytes belong to tokens (not a space, tab, line feed, vertical tab, form feed or carriage return)."""
+    return (arr != 32) & ((arr < 9) | (arr > 13))
+
+
+def _piece_token_hashes(arr: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_token_hashes`` of the bytes ``arr`` (no token crosses its ends), start offsets plus ``offset``."""
     if arr.size == 0:
         e = np.empty(0, dtype=np.int64)
         return np.empty(0, dtype=_U64), e, e
-    word = (arr != 32) & ((arr < 9) | (arr > 13))
+    word = _word_bytes(arr)
     d = np.diff(word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
     starts = np.flatnonzero(d == 1)
     ends = np.flatnonzero(d == -1)
@@ -191,7 +225,7 @@ def _token_hashes(buf: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     np.cumsum(arr.astype(_U64) * pw, out=pre[1:])
     lens = ends - starts
     v = (pre[ends] - pre[starts]) * ipw[starts]
-    return _fmix64(v ^ (lens.astype(_U64) * _LEN_MIX)), starts, lens
+    return _fmix64(v ^ (lens.astype(_U64) * _LEN_MIX)), starts + offset if offset else starts, lens
 
 
 def _char_token_hashes(words: list[bytes]) -> np.ndarray:

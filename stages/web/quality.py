@@ -399,7 +399,7 @@ def combine(X: np.ndarray, names: list[str], combiner: dict) -> np.ndarray:
     covers the text's language, its ``fallback`` (language-independent features only) where none does."""
     if list(names) != list(combiner["features"]):
         raise ValueError(f"feature names {names} do not match the combiner's {combiner['features']}")
-    from assay.classifiers.combine import predict_combined  # noqa: PLC0415
+    from assay.classifiers.predict import predict_combined  # noqa: PLC0415
 
     return predict_combined(combiner, X, names)
 

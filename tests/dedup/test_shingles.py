@@ -102,3 +102,38 @@ def test_exact_hash_matches_batch_value():
     batch = compute_signatures(texts)
     assert [exact_hash(t) for t in texts] == batch.exact
     assert exact_hash("Hello world cafe") == exact_hash("hello,   WORLD — café")
+
+
+@pytest.mark.shared_data
+def test_long_text_is_tokenised_in_pieces_with_the_same_hashes_and_bounded_memory(shared_data):
+    """A text longer than ``_TOKEN_PIECE`` bytes (a 2 MB documentation page) is tokenised in pieces cut at
+    white space: the same token hashes, starts and lengths as one pass over the whole buffer (the reference,
+    ``_piece_token_hashes``), including a token longer than a piece, and the signature of the text no longer
+    holds eight bytes per byte of it several times at once (one pass: about 80 MiB for 2 MB)."""
+    import tracemalloc
+
+    from assay.stages.dedup import shingles as sh
+
+    path = shared_data / "quality/news_lee_background/lee_background.cor"
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    text = path.read_text(encoding="utf-8", errors="replace")
+    big = (text + "\n") * (2_000_000 // len(text) + 1) + "z" * (sh._TOKEN_PIECE + 10) + " tail\ttokens\n"
+    buf = normalize_for_dedup(big)
+    assert len(buf) > 3 * sh._TOKEN_PIECE
+    got = sh._token_hashes(buf)
+    want = sh._piece_token_hashes(np.frombuffer(buf, dtype=np.uint8), 0)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and np.array_equal(g, w)
+    raw = big.encode()
+    for g, w in zip(sh._token_hashes(raw), sh._piece_token_hashes(np.frombuffer(raw, dtype=np.uint8), 0)):
+        assert np.array_equal(g, w)
+    compute_signatures([big[:1000]])  # powers cached, modules loaded
+    tracemalloc.start()
+    try:
+        sig = compute_signatures([big])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sig.n_shingles[0] > 300_000
+    assert peak < 40 * 2**20, peak / 2**20

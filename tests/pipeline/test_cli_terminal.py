@@ -256,3 +256,16 @@ def test_usage_errors_are_one_line():
     _one_line_error(cli("run", "--quiet", "--verbose"), "exclude each other")
     r = cli()
     assert r.returncode == 0 and "Usage" in r.stdout  # bare `assay`: the help
+
+
+def test_console_prints_emoji_codes_as_they_are_without_loading_rich_emoji_table():
+    """``:fire:`` in a path or a recipe value is printed as typed (not as an emoji), and rich's emoji table
+    (about 2 MiB, which every phase child forked from the launching process inherited) is never loaded."""
+    code = ("import io, sys\n"
+            "from assay.pipeline.commands import _make_console\n"
+            "c = _make_console(); c.file = io.StringIO()\n"
+            "c.print('run: /tmp/:fire:/out [bold]done[/]')\n"
+            "print(repr(c.file.getvalue()), 'rich._emoji_codes' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "'run: /tmp/:fire:/out done\\n' False"

@@ -105,6 +105,37 @@ def test_step_modules_add_the_modules_a_step_imports_when_it_runs():
     assert mods.index("assay.stages.output.normalize") < mods.index("ftfy")
 
 
+_WORKER_IMPORTS_PROBE = """
+import json, pickle, sys
+from assay.pipeline.executors import STEP_RUNTIME_MODULES, WORKER_MODULES, arrow_modules
+from assay.stages.web.extract import HtmlExtractor
+from assay.stages.web.quality import WebQualityScore
+for m in [*WORKER_MODULES, "assay.pipeline.cli", *STEP_RUNTIME_MODULES, *[x for v in STEP_RUNTIME_MODULES.values() for x in v],
+          *arrow_modules()]:
+    __import__(m)
+pickle.loads(sys.stdin.buffer.read())  # a local phase's executor, as a pool's worker gets it
+print(json.dumps(sorted(m for m in ("pydantic", "typer", "rich", "assay.pipeline.commands") if m in sys.modules)))
+"""
+
+
+def test_a_pool_worker_imports_no_cli_and_no_pydantic(tmp_path):
+    """What every worker of a local pool holds (the forkserver's preloaded modules, the re-run ``assay`` script,
+    the unpickled executor) leaves out the commands' typer and rich and the settings' and classifier training's
+    pydantic (about 7 MiB of resident memory per worker, bench_e2e set O)."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    ex = make_executor("local", [JsonlReader(str(tmp_path))], tasks=2, workers=2, logging_dir=str(tmp_path / "logs"),
+                       name="w")
+    assert ex.assay_settings.kind == "local"  # kept here, not sent to the workers
+    out = subprocess.run([sys.executable, "-c", _WORKER_IMPORTS_PROBE], input=pickle.dumps(ex), capture_output=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    assert json.loads(out.stdout.decode().strip().splitlines()[-1]) == []
+
+
 _THREADS_PROBE = """
 import json, os, sys
 from assay.pipeline.executors import STEP_RUNTIME_MODULES, WORKER_MODULES, arrow_modules
@@ -413,12 +444,49 @@ def test_inline_phase_runs_in_a_forked_child_with_the_same_outputs(tmp_path):
     child_pids, here_pids = _pids(tmp_path / "child" / "out"), _pids(tmp_path / "here" / "out")
     assert here_pids == {os.getpid()}
     assert len(child_pids) == 1 and os.getpid() not in child_pids  # one child for the phase's 4 tasks
+    assert runs["child"][0].children_forked == 1
     assert sorted(_texts(tmp_path / "child" / "out")) == sorted(_texts(tmp_path / "here" / "out"))
     assert len(_texts(tmp_path / "child" / "out")) == 20
     child_stats, here_stats = runs["child"][1], runs["here"][1]
     assert type(child_stats) is type(here_stats)
     assert [type(st).__name__ for st in child_stats.stats] == [type(st).__name__ for st in here_stats.stats]
     assert json.loads((tmp_path / "child" / "logs" / "stats.json").read_text())
+
+
+_HELD: list = []
+
+
+def _growing_pid_step(data, rank=0, world_size=1):
+    """``_pid_step`` that then keeps CHILD_RECYCLE_BYTES + 8 MiB alive in its process (written: resident)."""
+    from assay.pipeline.executors import CHILD_RECYCLE_BYTES
+
+    yield from _pid_step(data, rank, world_size)
+    _HELD.append(bytearray(b"\x01") * (CHILD_RECYCLE_BYTES + (8 << 20)))
+
+
+def test_inline_phase_gives_the_tasks_after_one_that_grew_its_child_a_fresh_child(tmp_path):
+    """A child whose task left it CHILD_RECYCLE_BYTES bigger runs no further task: the next one starts in a
+    fresh child forked from this process (not on top of what the previous task left); the same documents,
+    completions and merged stats. (Tasks that leave little share one child: the test above.)"""
+    import os
+
+    if not _fork_here_or_in_a_fresh_process(
+            "test_inline_phase_gives_the_tasks_after_one_that_grew_its_child_a_fresh_child"):
+        return
+    inputs = _inputs(tmp_path / "in")
+    ex = make_executor(
+        "local", [JsonlReader(str(inputs)), _growing_pid_step, JsonlWriter(str(tmp_path / "out"),
+                                                                          output_filename="${rank}.jsonl.gz")],
+        tasks=4, workers=2, logging_dir=str(tmp_path / "logs"), name="g",
+        settings={"inline_max_input_mb": 1}, inline_inputs=[str(inputs)],
+    )
+    stats = run_phases([ex])[0]
+    assert ex.ran_in_child and ex.children_forked == 4 and ex.get_incomplete_ranks() == []
+    pids = _pids(tmp_path / "out")
+    assert len(pids) == 4 and os.getpid() not in pids  # one child per task
+    assert not _HELD  # the memory stayed in the children
+    assert len(_texts(tmp_path / "out")) == 20
+    assert stats.get_repr("x") and json.loads((tmp_path / "logs" / "stats.json").read_text())
 
 
 def _failing_step(data, rank=0, world_size=1):
