@@ -345,14 +345,18 @@ def _latin_only_adult(on: bool):
 
 
 def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOUT_ANCHOR_REV,
-                            configs: dict[str, str] | None = None, splits: list[str] | None = None) -> dict:
+                            configs: dict[str, str] | None = None, splits: list[str] | None = None,
+                            crossfit_dir: str | None = None) -> dict:
     """Languages never seen: retrain web_ml and the combiner without any text in ``held`` (HPLT files,
     CORE documents) into a temporary folder, with those languages removed from every model's coverage
     (the neutral treatment), and score every labelled HPLT row of the held-out languages. The anchor: the
     combiner config of ``anchor_rev`` (read from git), trained the same way on the same web_ml in the same run.
     ``configs`` ({label: combiner yaml text}) replaces the current config and the anchor; ``splits`` scores only
     those splits of the held-out rows (benchmarks/cv_web_quality.py lolo-pipeline: train+dev rows of languages
-    left out in turn, never test)."""
+    left out in turn, never test). A config's ``crossfit_models`` (web_quality.yaml: ``web``, which trains on the
+    combiner's dev rows) are cross-fitted as in training; their fold models go to ``crossfit_dir`` (default: this
+    run's temporary folder, shared by the configs) and are reused where one of the same recipe and left-out groups is
+    there (combine.crossfit_model_logits)."""
     import subprocess
 
     import yaml
@@ -410,13 +414,17 @@ def bench_heldout_languages(held=HELD_OUT_LANGS, anchor_rev: str | None = HELDOU
             comb["models"][ml_path] = comb["models"].pop("web_ml")
             drop_held(comb["labelled"])
             comb["eval_sets"] = {}
+            # the recipes of cross-fitted models, from the repository's config folder (this config is written elsewhere)
+            comb["crossfit_models"] = {m: str(repo / "classifiers/configs" / p)
+                                       for m, p in (comb.get("crossfit_models") or {}).items()}
             comb["calibration"] = comb["calibration"][:1]
             drop_held(comb["calibration"])  # label-free, rank-neutral, but the held-out languages stay unread
             out = Path(tmp) / f"comb{len(scores)}"
             cpath = Path(tmp) / f"comb{len(scores)}.yaml"
             cpath.write_text(yaml.safe_dump(comb))
             with _latin_only_adult(label == LATIN_ADULT):  # trained and scored with the old signal
-                train_combiner(load_combiner_recipe(cpath), out, data_root=root, verbose=False)
+                train_combiner(load_combiner_recipe(cpath), out, data_root=root, verbose=False,
+                               crossfit_dir=crossfit_dir or Path(tmp) / "crossfit")
                 c = json.loads((out / "web_quality.json").read_text())
                 Xl, namesl, _ = quality_features([e.text for e in ex], c["models"])
                 scores[label] = combine(Xl, namesl, c)
@@ -551,7 +559,11 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--quality-only", action="store_true", help="only the web quality order vs human labels")
     ap.add_argument("--held-out-languages", action="store_true",
-                    help="also retrain web_ml + combiner without hi/nn and score those languages (about 5 minutes)")
+                    help="also retrain web_ml + combiner without hi/nn and score those languages (about 5 minutes;"
+                         " cross-fitting web: 10 more, unless --crossfit-dir holds its fold models)")
+    ap.add_argument("--crossfit-dir", default=None,
+                    help="fold models of cross-fitted combiner features, reused where the recipe and left-out groups match"
+                         " (e.g. the folder given to train_combiner(crossfit_dir=...)); default: a temporary folder"),
     ap.add_argument("--split", default="test", choices=("test", "dev"),
                     help="split of the quality section (dev: the combiner's fitting split; the adult section stays test)")
     ap.add_argument("--baseline-rev", default=BASELINE_REV, help="git revision of the previous models (anchors)")
@@ -559,7 +571,7 @@ def main() -> int:
     t0 = time.time()
     print_quality(bench_quality(a.baseline_rev, a.split))
     if a.held_out_languages:
-        print_heldout(bench_heldout_languages())
+        print_heldout(bench_heldout_languages(crossfit_dir=a.crossfit_dir))
     if a.quality_only:
         print(f"\n(total {time.time() - t0:.0f} s)")
         return 0

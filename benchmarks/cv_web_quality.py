@@ -26,6 +26,9 @@ the pooled out-of-fold ROC AUC is reported.
                                                                      # audited recipe (+r46), LOSO and grouped 5-fold
     .venv/bin/python benchmarks/cv_web_quality.py web-r11-loso | web-r11-cv5 [TAG ...] # one of the two measures
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline [ISO3 ...] # held-out-language bench, other languages
+    .venv/bin/python benchmarks/cv_web_quality.py stacked-crossfit DIR BASE_FEATURES CARD # round 12: stacked-v3's
+        # main regression with `web` cross-fitted (fold models of train_combiner(crossfit_dir=DIR), whose card is CARD)
+        # vs BASE_FEATURES (a dev_model_features_*.pkl of stacked-v3: the previous web, trained without the dev rows)
     .venv/bin/python benchmarks/cv_web_quality.py lolo-pipeline-lid [ISO3 ...] # same, low lid confidence -> fallback
 """
 from __future__ import annotations
@@ -961,6 +964,8 @@ def _main():
         cv_lolo_pipeline(*([sys.argv[2:]] if len(sys.argv) > 2 else []), variant_set="lid-route")
     elif sys.argv[1] == "stacked-v3":
         cv_stacked_v3(*([sys.argv[2:]] if len(sys.argv) > 2 else []))
+    elif sys.argv[1] == "stacked-crossfit":
+        cv_stacked_crossfit(Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]))
 
 
 # --- round 2 (fallback for uncovered languages): rows, L2, rank features; stacked main with each fallback -------
@@ -1141,12 +1146,37 @@ def cv_lolo_pipeline(langs=("ast", "mar", "nob", "fin", "cat", "gla"), variant_s
                           "seconds": round(time.time() - t0)}), flush=True)
 
 
+def _fallback_oof(X0, y0, sets0, folds0, rows, fl2, nq) -> np.ndarray:
+    """Cross-fitted fallback logit of every row (a fallback fitted on the other folds' rows of the sets ``rows``)."""
+    from assay.classifiers.combine import predict_logistic
+
+    fb_oof = np.zeros(len(y0))
+    for k in range(K):
+        prm, design = _fit_fallback(X0, y0, sets0, (folds0 != k) & np.isin(sets0, rows), fl2, nq)
+        z = np.clip(predict_logistic(prm, design(X0[folds0 == k])), 1e-12, 1 - 1e-12)
+        fb_oof[folds0 == k] = np.log(z / (1 - z))
+    return fb_oof
+
+
+def _main_oof(Z, y, sets, folds, l2) -> np.ndarray:
+    """Out-of-fold P(good) of the stacked main regression over ``Z`` (5-fold by ``folds``, HPLT weight 3)."""
+    from assay.classifiers.combine import fit_logistic, predict_logistic
+
+    oof = np.zeros(len(y))
+    for k in range(K):
+        tr, te = folds != k, folds == k
+        prm = fit_logistic(Z[tr], y[tr], weights(y[tr], sets[tr], 3.0), l2=l2)
+        oof[te] = predict_logistic(prm, Z[te])
+    return oof
+
+
 def cv_stacked_v3(variants=tuple(FALLBACK_VARIANTS), l2=30.0):
     """The covered-language path with each fallback: the main regression [fallback logit (cross-fitted, 5 folds
-    by group), web/web_ml logits + covered] fitted on dev rows, 5-fold grouped CV within dev."""
+    by group), web/web_ml logits + covered] fitted on dev rows, 5-fold grouped CV within dev. The shipped models score
+    the dev rows: since round 12 `web` trains on the English ones (in sample there); ``stacked-crossfit`` takes its
+    feature from the cross-fitted fold models instead."""
     import yaml
 
-    from assay.classifiers.combine import fit_logistic, predict_logistic
     from assay.classifiers.metrics import roc_auc
     from assay.stages.web.quality import quality_features
 
@@ -1166,21 +1196,72 @@ def cv_stacked_v3(variants=tuple(FALLBACK_VARIANTS), l2=30.0):
     for vname in variants:
         rows, fl2, nq, *drop = FALLBACK_VARIANTS[vname]
         X0 = comb_table()[0][:, [j for j, f in enumerate(names0) if f not in (drop[0] if drop else ())]]
-        fb_oof = np.zeros(len(y0))
-        for k in range(K):
-            prm, design = _fit_fallback(X0, y0, sets0, (folds0 != k) & np.isin(sets0, rows), fl2, nq)
-            z = np.clip(predict_logistic(prm, design(X0[folds0 == k])), 1e-12, 1 - 1e-12)
-            fb_oof[folds0 == k] = np.log(z / (1 - z))
-        Z = np.hstack([fb_oof[d][:, None], Xd[:, mcols]])
-        oof = np.zeros(len(y))
-        for k in range(K):
-            tr, te = folds != k, folds == k
-            prm = fit_logistic(Z[tr], y[tr], weights(y[tr], sets[tr], 3.0), l2=l2)
-            oof[te] = predict_logistic(prm, Z[te])
+        fb_oof = _fallback_oof(X0, y0, sets0, folds0, rows, fl2, nq)
+        oof = _main_oof(np.hstack([fb_oof[d][:, None], Xd[:, mcols]]), y, sets, folds, l2)
         en = (lang == "en") & np.isin(sets, ["hplt", "turku_docs"])
         print(json.dumps({"fallback": vname, "main_l2": l2, "english": round(roc_auc(y[en], oof[en]), 4),
                           **{s: round(roc_auc(y[sets == s], oof[sets == s]), 4) for s in ("hplt", "turku_docs", "core_mt")}}),
               flush=True)
+
+
+def cv_stacked_crossfit(crossfit_dir: Path, base_features: Path, card: Path, vname: str = "all rows + rank21, L2 30",
+                        l2: float = 30.0, n_boot: int = 2000):
+    """Round 12: the shipped covered-language path (stacked-v3, fallback ``vname``, main L2 ``l2``) fitted and scored
+    5-fold within dev (folds fold_of) with two `web` features on the dev rows: BASE (``base_features``: stacked-v3's
+    cached features of the previous models, `web` trained without any dev row) and CROSSFIT (the `web` logit of each
+    row from the fold model in ``crossfit_dir`` that left the row's combiner fold j out (combine._fold; the fold
+    models of the combiner whose card is ``card``); the other features unchanged). Out-of-fold ROC AUC per set, and a paired bootstrap (rows
+    resampled within each set) of CROSSFIT minus BASE."""
+    from assay.classifiers.combine import _fold
+    from assay.classifiers.metrics import roc_auc
+    from assay.stages.web.quality import quality_features
+
+    X0, names0, y0, sets0, lang0, split0, group0, texts, det = comb_table()
+    folds0 = np.array([fold_of(g) for g in group0])
+    d = split0 == "dev"
+    Xb, names, _ = pickle.loads(base_features.read_bytes())
+    li, ci = names.index("web__logit"), names.index("web__covered")
+    p = CACHE / f"dev_crossfit_web_{hashlib.sha256(str(crossfit_dir.resolve()).encode()).hexdigest()[:10]}.pkl"
+    if not p.exists():
+        tx = [t for t, k in zip(texts, d) if k]
+        gd = group0[d]
+        cf = np.zeros(len(tx))
+        for j in range(5):
+            rows = np.flatnonzero(np.array([_fold(g, 5) == j for g in gd]) & (Xb[:, ci] > 0))
+            key = json.loads(card.read_text())["training"]["crossfit_models"]["web"]["folds"][j]["left_out_sha256"]
+            mp = str(crossfit_dir / "web" / key[:16] / "web.ftz")
+            Xj, nj, _ = quality_features([tx[i] for i in rows], {mp: ["en"]})
+            cf[rows] = Xj[:, nj.index(f"{mp}__logit")]
+        p.write_bytes(pickle.dumps(cf))
+    Xc = Xb.copy()
+    Xc[:, li] = pickle.loads(p.read_bytes())
+    mcols = [i for i, n in enumerate(names) if "__" in n]
+    y, sets, lang, folds = y0[d], sets0[d], lang0[d], folds0[d]
+    rows, fl2, nq, *_ = FALLBACK_VARIANTS[vname]
+    fb_oof = _fallback_oof(X0, y0, sets0, folds0, rows, fl2, nq)
+    en = (lang == "en") & np.isin(sets, ["hplt", "turku_docs"]) & (Xb[:, ci] > 0)
+    oofs = {}
+    for arm, Xd in (("base", Xb), ("crossfit", Xc)):
+        oofs[arm] = oof = _main_oof(np.hstack([fb_oof[d][:, None], Xd[:, mcols]]), y, sets, folds, l2)
+        print(json.dumps({"arm": arm, "fallback": vname, "main_l2": l2,
+                          "web_alone_english_covered": round(roc_auc(y[en], Xd[en, li]), 4),
+                          "english": round(roc_auc(y[lang == "en"], oof[lang == "en"]), 4),
+                          "english_covered": round(roc_auc(y[en], oof[en]), 4),
+                          **{s: round(roc_auc(y[sets == s], oof[sets == s]), 4) for s in ("hplt", "turku_docs", "core_mt")}}),
+              flush=True)
+    rng = np.random.default_rng(0)
+    idx = {s: np.flatnonzero(sets == s) for s in ("hplt", "turku_docs", "core_mt")}
+    parts = {"english_covered": en, **{s: sets == s for s in idx}}
+    diffs: dict[str, list[float]] = {k: [] for k in parts}
+    for _ in range(n_boot):
+        i = np.concatenate([rng.choice(g, len(g)) for g in idx.values()])
+        for k, m in parts.items():
+            ii = i[m[i]]
+            diffs[k].append(roc_auc(y[ii], oofs["crossfit"][ii]) - roc_auc(y[ii], oofs["base"][ii]))
+    # (draws without both classes in a part give NaN and are left out: few English / CORE-MT dev rows are bad)
+    print(json.dumps({"crossfit_minus_base_ci95": {k: [round(float(x), 4) for x in np.nanpercentile(v, [2.5, 50, 97.5])]
+                                                   for k, v in diffs.items()},
+                      "n_negative": {k: int((y[m] == 0).sum()) for k, m in parts.items()}}), flush=True)
 
 
 NO_EN_NEG: set[str] = set()  # variants that drop other-language negatives detected as English (lid.176 >= 0.5)
@@ -1498,7 +1579,7 @@ Y_TD = {  # tag -> web.yaml sources whose ``split: train`` becomes ``[train, dev
     "+r46pd": Y_PAGES,  # idea 2: gold pages of train+dev (the combiner does not stack on them)
     "+r46nd": Y_PAGES + Y_OTHER,  # every source but the English judgments (none is a combiner feature's row)
     "+r46hd": tuple(Y_HUMAN),  # idea 1: English judgments of train+dev (needs a cross-fitted combiner)
-    "+r46all": Y_PAGES + Y_OTHER + tuple(Y_HUMAN),
+    "+r46all": Y_PAGES + Y_OTHER + tuple(Y_HUMAN),  # shipped since round 12 (web.yaml; web_quality.yaml cross-fits it)
     # where +r46nd's gain comes from: English reference / page sources only, other-language sources only
     "+r46ref": Y_PAGES + Y_OTHER[:4],
     "+r46ol": Y_OTHER[4:],

@@ -45,6 +45,12 @@ class CombinerRecipe(BaseModel):
     label_source: str = "human"
     features: str  # "module:function"
     models: dict[str, list[str]] = Field(default_factory=dict)  # model -> languages it was trained on
+    # models (of ``models``) that also train on rows this combiner fits on: model -> its training recipe (path relative
+    # to this recipe's directory). Their feature on the fitting rows is cross-fitted: ``crossfit_folds`` models, each
+    # trained by that recipe without the groups of one fold's rows that the model covers (the same folds as the
+    # fallback's), score that fold only (``crossfit_model_logits``); the shipped model (trained on everything) scores
+    # everything else
+    crossfit_models: dict[str, str] = Field(default_factory=dict)
     labelled: list[dict]  # sources with their own labels (use split: [train, dev])
     eval_sets: dict[str, list[dict]] = Field(default_factory=dict)  # test splits; never trained on
     calibration: list[dict] = Field(default_factory=list)  # unlabelled reference text for percentiles
@@ -166,6 +172,58 @@ def _fold(group: str, k: int) -> int:
     return int(hashlib.sha256(f"combiner-crossfit\x00{group}".encode()).hexdigest()[:8], 16) % k
 
 
+def crossfit_model_logits(recipe: CombinerRecipe, exs: list, X: np.ndarray, names: list[str], feats, root: Path, *,
+                          config_path=None, work_dir=None, log=print) -> tuple[np.ndarray, dict]:
+    """``X`` with the ``<model>__logit`` column of every ``recipe.crossfit_models`` model cross-fitted on the rows
+    ``exs`` where the model covers the row (``<model>__covered``; elsewhere the feature is 0 and stays so): fold j's
+    covered rows (``_fold(group)``) are scored by a model trained by the model's recipe without any example of their
+    groups (in any of its sources), so no row's feature comes from a model that trained on it. Returns (X, card: per
+    model its recipe and per fold the groups left out and the member sha256s). ``work_dir``: where the fold models are
+    written (default a temporary directory); a fold model already there for the same recipe and left-out groups
+    (directory named by their sha256) is reused, not retrained (training is deterministic: thread=1, fixed seed)."""
+    import tempfile  # noqa: PLC0415
+
+    from assay.classifiers.train import load_recipe, train  # noqa: PLC0415
+
+    X = X.copy()
+    k = recipe.crossfit_folds
+    fm = np.array([_fold(e.group, k) for e in exs])
+    base = Path(config_path).parent if config_path else Path(".")
+    card: dict = {}
+    with tempfile.TemporaryDirectory(prefix=f"crossfit_{recipe.name}_") as tmp:
+        for m, cfg in recipe.crossfit_models.items():
+            if m not in recipe.models:
+                raise ValueError(f"crossfit_models: {m!r} is not one of the combiner's models {sorted(recipe.models)}")
+            cfg_path = base / cfg
+            li, ci = names.index(f"{m}__logit"), names.index(f"{m}__covered")
+            # the model's own recipe; its evaluation sets and extra calibration text are left out (they change no
+            # score, only the fold model's card)
+            r = load_recipe(cfg_path)
+            r = r.model_copy(update={"eval_sets": {}, "calibration": r.calibration.model_copy(update={"sources": []})})
+            folds = []
+            for j in range(k):
+                rows = np.flatnonzero((fm == j) & (X[:, ci] > 0))
+                drop = frozenset(exs[i].group for i in rows)
+                key = hashlib.sha256(json.dumps({"recipe": r.model_dump(), "left_out": sorted(drop)},
+                                                sort_keys=True).encode()).hexdigest()
+                out = Path(work_dir or tmp) / m / key[:16]
+                if (out / f"{r.name}.card.json").exists():
+                    mcard = json.loads((out / f"{r.name}.card.json").read_text())
+                    log(f"cross-fitted {m} fold {j}: reusing {out}")
+                else:
+                    mcard = train(r, out, data_root=root, config_path=str(cfg_path), verbose=False, exclude_groups=drop)
+                mpath = str(out / mcard["model_file"])
+                if len(rows):
+                    Xj, nj, _ = feats([exs[i].text for i in rows], {mpath: recipe.models[m]})
+                    X[rows, li] = Xj[:, nj.index(f"{mpath}__logit")]
+                folds.append({"fold": j, "groups_left_out": len(drop), "rows_scored": int(len(rows)),
+                              "left_out_sha256": key, "train_examples": mcard["sizes"]["train_examples"],
+                              "model_sha256": [mcard["model_sha256"]] + [e["model_sha256"] for e in mcard.get("ensemble", [])[1:]]})
+                log(f"cross-fitted {m} fold {j}: {len(drop)} groups left out, {len(rows)} rows scored")
+            card[m] = {"config": str(cfg), "folds": folds}
+    return X, card
+
+
 def _feature_fn(dotted: str):
     mod, _, fn = dotted.partition(":")
     return getattr(importlib.import_module(mod), fn)
@@ -192,7 +250,7 @@ def evaluate_sets(sets: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, list
 
 
 def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_root=None, config_path=None,
-                   command: str | None = None, verbose: bool = True) -> dict:
+                   command: str | None = None, verbose: bool = True, crossfit_dir=None) -> dict:
     t0 = time.time()
     root = Path(data_root) if data_root else default_data_root()
     out = Path(out_dir)
@@ -207,6 +265,10 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
     exs = [e for e in exs if e.label in (0, 1) and e.text.strip()]
     log(f"{len(exs)} labelled training examples; computing features")
     X, names, _ = feats([e.text for e in exs], recipe.models)
+    crossfit_card = None
+    if recipe.crossfit_models:
+        X, crossfit_card = crossfit_model_logits(recipe, exs, X, names, feats, root, config_path=config_path,
+                                                 work_dir=crossfit_dir, log=log)
     y = np.array([e.label for e in exs], dtype=np.float64)
     w = _source_class_weights(y, np.array([e.source for e in exs]), recipe)
     fallback_card = stack_card = None
@@ -287,7 +349,7 @@ def train_combiner(recipe: CombinerRecipe, out_dir: str | os.PathLike, *, data_r
                           "config": str(config_path), "config_sha256": cfg_sha},
             "training": {"n": int(len(y)), "n_negative": int((y == 0).sum()), "train_roc_auc": train_auc,
                          "l2": recipe.l2, "seconds": round(time.time() - t0, 1), "fallback": fallback_card,
-                         "stack_fallback": stack_card},
+                         "stack_fallback": stack_card, "crossfit_models": crossfit_card},
             "data": src_cards, "eval_set_data": eval_cards, "metrics": {"test": results},
             "calibration": {"n_docs": table["n_docs"], "n_tokens": table["n_tokens"], "sources": cal_cards}}
     card = json.loads(json.dumps(card, default=lambda o: None if isinstance(o, float) else str(o)))
@@ -333,6 +395,14 @@ def combiner_card_markdown(card: dict) -> str:
                   f" splits, {fb['n_negative']} negative, L2 {fb['l2']}{rq})", "", "| feature | coefficient |", "|---|---|"]
         for k, v in fb["coefficients_standardised"].items():
             lines.append(f"| {k} | {v:+.3f} |")
+    for m, cf in (card["training"].get("crossfit_models") or {}).items():
+        lines += ["", f"## `{m}` cross-fitted on the rows above (the rows it covers, fold by fold, each fold scored by"
+                  f" `{cf['config']}` trained without that fold's rows)", "",
+                  "| fold | groups left out | rows scored | training examples | member sha256 |",
+                  "|---|---|---|---|---|"]
+        for f in cf["folds"]:
+            lines.append(f"| {f['fold']} | {f['groups_left_out']} | {f['rows_scored']} | {f['train_examples']} |"
+                         f" {', '.join(h[:12] for h in f['model_sha256'])} |")
     lines += ["", "## Training data", "", "| source | builder | examples |", "|---|---|---|"]
     for s in card["data"]:
         lines.append(f"| {s['name']} | {s['builder']} | {s['n_examples']} |")

@@ -150,8 +150,10 @@ def _fmt(x) -> str:
 
 
 def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.PathLike | None = None,
-          config_path: str | None = None, command: str | None = None, verbose: bool = True) -> dict:
-    """Train the recipe's model into ``out_dir``; returns the model card (dict)."""
+          config_path: str | None = None, command: str | None = None, verbose: bool = True,
+          exclude_groups: frozenset[str] | None = None) -> dict:
+    """Train the recipe's model into ``out_dir``; returns the model card (dict). ``exclude_groups``: example groups
+    (``Example.group``) left out of every source (a combiner's cross-fitted models, ``combine.crossfit_model_logits``)."""
     from assay.classifiers.model import QualityModel, _import_fasttext, member_normalization  # noqa: PLC0415
 
     ft = _import_fasttext()
@@ -166,7 +168,7 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
             print(f"[assay.classifiers.train {recipe.name}] {msg}", file=sys.stderr, flush=True)
 
     # 1. data
-    train_ex, test_ex, raw_of, src_cards = _holdout_examples(recipe, root, norm, log)
+    train_ex, test_ex, raw_of, src_cards = _holdout_examples(recipe, root, norm, log, exclude_groups)
     train_bal = expand_repeats(balance(train_ex, recipe.balance, seed=recipe.seed), seed=recipe.seed)
     n_pos_tr = sum(e.label for e in train_bal)
     log(f"train {len(train_bal)} (pos {n_pos_tr}), holdout {len(test_ex)} (pos {sum(e.label for e in test_ex)})")
@@ -334,11 +336,13 @@ def _calibration_table(recipe: Recipe, qm, test_ex: list, raw_of: dict[int, str]
     return table, ref_desc
 
 
-def _holdout_examples(recipe: Recipe, root: Path, norm: Normalization, log) -> tuple[list, list, dict[int, str], list]:
-    """Step 1 of ``train``: the recipe's examples, normalised and deduplicated, split into (train, holdout);
-    also ``raw_of`` (id(example) -> text before normalisation) and the source cards."""
+def _holdout_examples(recipe: Recipe, root: Path, norm: Normalization, log,
+                      exclude_groups: frozenset[str] | None = None) -> tuple[list, list, dict[int, str], list]:
+    """Step 1 of ``train``: the recipe's examples (none of a group in ``exclude_groups``), normalised and
+    deduplicated, split into (train, holdout); also ``raw_of`` (id(example) -> text before normalisation) and the
+    source cards."""
     examples, src_cards = build_sources(_labelled_sources(recipe), root, seed=recipe.seed)
-    examples = [e for e in examples if e.label in (0, 1)]
+    examples = [e for e in examples if e.label in (0, 1) and not (exclude_groups and e.group in exclude_groups)]
     raw_of: dict[int, str] = {}  # id(example) -> its text before normalisation (the prose view needs line breaks)
     for e in examples:
         raw_of[id(e)] = e.text

@@ -113,18 +113,20 @@ def test_round10_importance_weighting_repeats_the_most_target_like_third_of_each
 
 def test_round11_baseline_is_the_audited_recipe_and_the_kept_variant_is_web_yaml():
     """Round 11: "+r46" reads every split source of web.yaml at its train split (the recipe of 46dd789, whatever
-    web.yaml says now); "+r46nd" is web.yaml as shipped (train+dev except the English judgments); the English
-    judgments of every variant are dropped when their source is held out (LOSO) and folded otherwise."""
+    web.yaml says now); "+r46all" (kept in round 12, with the combiner cross-fitted) is web.yaml as shipped (train+dev
+    of every source, the English judgments too); the English judgments of every variant are dropped when their source
+    is held out (LOSO) and folded otherwise."""
     yaml_src = cv._web_yaml_sources()
     base = cv.VARIANTS["shipped+r46"][0]
-    kept = cv.VARIANTS["shipped+r46nd"][0]
+    kept = cv.VARIANTS["shipped+r46all"][0]
     assert len(base) == len(kept) == len(yaml_src)
     for name, (spec, lab) in yaml_src.items():
         b = cv.S[f"y_{name}"]
         assert base[f"y_{name}"] == lab and b.get("split") == ("train" if "split" in spec else None)
         k = next(k for k in kept if k in (f"y_{name}", f"y_{name}_td"))
         assert cv.S[k] == spec and kept[k] == lab
-    assert {k for k in kept if k.endswith("_td")} == {f"y_{n}_td" for n in cv.Y_PAGES + cv.Y_OTHER}
+    assert {k for k in kept if k.endswith("_td")} == {f"y_{n}_td" for n in cv.Y_PAGES + cv.Y_OTHER + tuple(cv.Y_HUMAN)}
+    assert {k for k in cv.VARIANTS["shipped+r46nd"][0] if k.endswith("_td")} == {f"y_{n}_td" for n in cv.Y_PAGES + cv.Y_OTHER}
     for name, held in cv.Y_HUMAN.items():
         assert {f"y_{name}", f"y_{name}_td"} <= cv.LOSO_DROP[held] and f"y_{name}" in cv.HUMAN
         assert cv._HELD_OF[cv.LOSO_DROP[held]] == held

@@ -130,25 +130,89 @@ def test_warc_training_pages_avoid_both_test_splits():
     assert both and {e.group for e in both} < {e.group for e in only_train}
 
 
-def test_models_the_combiner_stacks_never_train_on_its_rows():
+def _reads_english(src: dict) -> bool:
+    paths = src["path"] if isinstance(src["path"], list) else [src["path"]]
+    if src.get("langs"):  # HPLT: ISO 639-3 codes of the files read; Turku: language folders
+        return ("eng" if src["builder"] == "hplt_inspection" else "en") in src["langs"]
+    return any("eng_Latn" in p or p.endswith("/*.tsv.gz") for p in paths)  # an HPLT glob naming English / every file
+
+
+def test_a_model_the_combiner_stacks_is_cross_fitted_where_it_trains_on_the_combiners_rows():
     """The combiner (web_quality.yaml) is fitted on the *dev* rows of its labelled sets with the web / web_ml logits as
-    features, so those logits must be out of sample there: a stacked model's source that reads one of those sets reads
-    its train split only for the languages the combiner scores with that model. ``web`` covers English only, so its
-    other-language HPLT rows and Turku lines may read train+dev (round 11), its English judgments never dev."""
+    features. ``web`` (English) trains on the dev English judgments too (round 12), so the combiner must take its
+    feature there from cross-fitted models (``crossfit_models``, its own recipe); a model not cross-fitted may read
+    only the train split of those sets in the languages the combiner scores with it."""
     comb = yaml.safe_load((CONFIGS / "web_quality.yaml").read_text())
     fitted = {s["split_dataset"] for s in comb["labelled"]}
+    assert {s["split"] for s in comb["labelled"]} == {"dev"}
     assert comb["models"]["web"] == ["en"]
+    assert comb["crossfit_models"] == {"web": "web.yaml"} and (CONFIGS / comb["crossfit_models"]["web"]).exists()
     web = yaml.safe_load((CONFIGS / "web.yaml").read_text())
-    checked = 0
-    for src in _training_sources(web):
-        if src.get("split_dataset") not in fitted:
-            continue
-        paths = src["path"] if isinstance(src["path"], list) else [src["path"]]
-        if src.get("langs"):  # HPLT: ISO 639-3 codes of the files read; Turku: language folders
-            english = ("eng" if src["builder"] == "hplt_inspection" else "en") in src["langs"]
-        else:  # an HPLT glob reads English where it names the English files or every file
-            english = any("eng_Latn" in p or p.endswith("/*.tsv.gz") for p in paths)
-        if english:
-            checked += 1
-            assert src.get("split") == "train", f"web: {src.get('name')} reads {src.get('split')}: the combiner's rows"
-    assert checked == 2  # HPLT English rows, Turku English lines
+    dev_english = [s.get("name") for s in _training_sources(web) if s.get("split_dataset") in fitted and _reads_english(s)
+                   and "dev" in ([s["split"]] if isinstance(s.get("split"), str) else s.get("split") or [])]
+    assert dev_english == ["hplt_eng_human", "turku_en_lines"]  # the rows the cross-fitting keeps out of sample
+
+
+def test_the_combiners_crossfitted_feature_comes_from_models_that_never_trained_on_the_row(tmp_path, monkeypatch):
+    """combine.crossfit_model_logits on real rows (HPLT English judgments of the dev split, the rows web_quality.yaml
+    fits on) with a small recipe that, like web.yaml, trains on the train+dev English judgments: every row's feature
+    is scored by a fold model whose training and holdout examples (as the trainer read them) hold no example of the
+    row's group, while the recipe read in full does hold every row; each covered row is scored exactly once."""
+    import numpy as np
+
+    import assay.classifiers.train as T
+    from assay.classifiers.combine import CombinerRecipe, _fold, crossfit_model_logits
+    from assay.classifiers.data import build_sources
+    from assay.stages.web.quality import quality_features
+
+    root = default_data_root()
+    files = sorted((root / "quality" / "hplt_inspection").glob("eng_Latn__*.tsv.gz"))
+    if not files:
+        pytest.skip(f"shared data absent under {root} (quality/hplt_inspection/eng_Latn__*)")
+    src = {"name": "hplt_eng", "builder": "hplt_inspection", "path": "quality/hplt_inspection/eng_Latn__batch0.tsv.gz",
+           "split_dataset": "hplt_inspection"}
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump({
+        "name": "m", "labelled": [dict(src, split=["train", "dev"])], "balance": "upsample", "holdout": 0.1,
+        "fasttext": {"dim": 16, "epoch": 5, "lr": 0.1, "minCount": 1, "bucket": 20000, "thread": 1, "seed": 0}, "quantize": None,
+        "calibration": {"include_holdout": True}}))
+    comb = CombinerRecipe.model_validate({
+        "kind": "combiner", "name": "c", "features": "assay.stages.web.quality:quality_features", "models": {"m": ["en"]},
+        "crossfit_models": {"m": "m.yaml"}, "labelled": [dict(src, split="dev")], "crossfit_folds": 3})
+    exs = [e for e in build_sources(comb.labelled, root)[0] if e.label in (0, 1) and e.text.strip()]
+    assert len(exs) >= 30
+    names = ["x", "m__logit", "m__covered"]
+    X = np.zeros((len(exs), 3))
+    X[:, 2] = 1.0
+    X[::3, 2] = 0.0  # rows the model does not cover keep their feature (0)
+    read: list[set[str]] = []
+    real = T._holdout_examples
+
+    def spy(*a, **k):
+        out = real(*a, **k)
+        read.append({e.group for e in out[0] + out[1]})
+        return out
+    monkeypatch.setattr(T, "_holdout_examples", spy)
+    Xc, card = crossfit_model_logits(comb, exs, X, names, quality_features, root, config_path=tmp_path / "c.yaml",
+                                     work_dir=tmp_path / "cf", log=lambda m: None)
+    assert len(read) == 3 and [f["fold"] for f in card["m"]["folds"]] == [0, 1, 2]
+    full = {e.group for e in build_sources(T.load_recipe(tmp_path / "m.yaml").labelled, root)[0]}
+    fold = np.array([_fold(e.group, 3) for e in exs])
+    for j in range(3):
+        rows = np.flatnonzero((fold == j) & (X[:, 2] > 0))
+        assert len(rows) and {exs[i].group for i in rows} <= full  # the full recipe trains on these rows ...
+        assert not {exs[i].group for i in rows} & read[j]  # ... fold j's model never saw one of them
+        assert {exs[i].group for i in np.flatnonzero(fold != j)} & read[j]  # it did train on the other folds
+        uncovered = {exs[i].group for i in np.flatnonzero((fold == j) & (X[:, 2] == 0))}
+        assert uncovered and uncovered <= read[j]  # rows it scores no feature for stay in (their feature is 0)
+        assert card["m"]["folds"][j]["groups_left_out"] == len(rows)
+        mp = tmp_path / "cf" / "m" / card["m"]["folds"][j]["left_out_sha256"][:16] / "m.bin"
+        F, fn, _ = quality_features([exs[i].text for i in rows], {str(mp): ["en"]})
+        own = F[:, fn.index(f"{mp}__logit")]
+        assert Xc[rows, 1] == pytest.approx(own)  # the row's feature is that fold model's score
+        assert card["m"]["folds"][j]["rows_scored"] == len(rows)
+    assert np.all(Xc[X[:, 2] == 0, 1] == 0) and np.all(Xc[X[:, 2] > 0, 1] != 0)
+    assert np.array_equal(Xc[:, [0, 2]], X[:, [0, 2]])
+    # a second fit with the same work directory reuses the fold models (same recipe, same groups left out): no training
+    Xr, card_r = crossfit_model_logits(comb, exs, X, names, quality_features, root, config_path=tmp_path / "c.yaml",
+                                       work_dir=tmp_path / "cf", log=lambda m: None)
+    assert len(read) == 3 and np.array_equal(Xr, Xc) and card_r == card
