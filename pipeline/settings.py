@@ -9,7 +9,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.pipeline.executors import EXECUTOR_KINDS
 
 
 class _Settings(BaseModel):
@@ -100,7 +99,7 @@ def settings_model(kind: str) -> type[_Settings]:
     try:
         return _SETTINGS[kind]
     except KeyError:
-        raise ValueError(f"unknown executor {kind!r}; choose one of {', '.join(EXECUTOR_KINDS)}") from None
+        raise ValueError(f"unknown executor {kind!r}; choose one of {', '.join(_SETTINGS)}") from None
 
 
 def validate_settings(kind: str, settings: dict | BaseModel | None = None) -> _Settings:

@@ -36,8 +36,12 @@ def test_settings_reject_unknown_and_mismatched_keys():
         validate_settings("ray", {"cpus_per_task": 0})
     with pytest.raises(ValueError, match="settings for executor 'ray'"):
         validate_settings("slurm", {"kind": "ray"})
-    with pytest.raises(ValueError, match="unknown executor 'k8s'"):
+    with pytest.raises(ValueError, match="unknown executor 'k8s'; choose one of local, slurm, ray"):
         validate_settings("k8s", {})
+    # the settings module (pydantic, never loaded by pool workers) does not import the executors: same kinds
+    from assay.pipeline import executors, settings
+
+    assert tuple(settings._SETTINGS) == executors.EXECUTOR_KINDS
     with pytest.raises(ValueError, match="RaySettings"):
         validate_settings("slurm", RaySettings())
     # a settings object embeds in a recipe model and round-trips through a dict
