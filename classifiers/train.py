@@ -29,6 +29,7 @@ from assay.classifiers.calibrate import build_table, percentile
 from assay.classifiers.data import (balance, build_sources, dedup, default_data_root, expand_repeats,
                                     holdout_split)
 from assay.classifiers.text import Normalization, n_tokens, normalize
+from assay.io.paths import shown_path
 
 
 class FastTextParams(BaseModel):
@@ -136,13 +137,6 @@ def _write_fasttext_file(path: Path, examples: list[tuple[int, str]]) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for label, text in examples:
             f.write(f"__label__{label} {text}\n")
-
-
-def _rel(p: Path) -> str:
-    try:
-        return str(Path(p).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(p)
 
 
 def _fmt(x) -> str:
@@ -265,8 +259,8 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
     cfg_dump = recipe.model_dump()
     cfg_sha = hashlib.sha256(json.dumps(cfg_dump, sort_keys=True).encode()).hexdigest()
     if command is None:
-        cfg = shlex.quote(_rel(Path(config_path))) if config_path else "<recipe.yaml>"
-        command = f"python -m assay.classifiers train --config {cfg} --out {shlex.quote(_rel(out))}"
+        cfg = shlex.quote(shown_path(Path(config_path))) if config_path else "<recipe.yaml>"
+        command = f"python -m assay.classifiers train --config {cfg} --out {shlex.quote(shown_path(out))}"
     card = {
         "name": recipe.name,
         "description": recipe.description,
@@ -277,7 +271,7 @@ def train(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | os.Pat
         **({"prose_view": {"min_words": recipe.prose_view_min_words}} if recipe.prose_view_min_words else {}),
         "calibration_file": calib_path.name,
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "reproduce": {"command": command, "config": _rel(Path(config_path)) if config_path else None,
+        "reproduce": {"command": command, "config": shown_path(Path(config_path)) if config_path else None,
                       "config_sha256": cfg_sha, "data_root": "$ASSAY_SHARED_DATA or ../shared/data",
                       "python": platform.python_version(), "fasttext": _fasttext_version(),
                       "note": "fastText trained with thread=1 and a fixed seed: reruns on the same data give the same model"},
@@ -396,8 +390,8 @@ def recalibrate(recipe: Recipe, out_dir: str | os.PathLike, *, data_root: str | 
     pct_test = percentile(table, qm.score_normalized([e.text for e in test_ex], raw=[raw_of[id(e)] for e in test_ex]))
     cfg_dump = recipe.model_dump()
     if command is None:
-        cfg = shlex.quote(_rel(Path(config_path))) if config_path else "<recipe.yaml>"
-        command = f"python -m assay.classifiers calibrate --config {cfg} --out {shlex.quote(_rel(out))}"
+        cfg = shlex.quote(shown_path(Path(config_path))) if config_path else "<recipe.yaml>"
+        command = f"python -m assay.classifiers calibrate --config {cfg} --out {shlex.quote(shown_path(out))}"
     card["calibration"] = {
         "file": calib_path.name, "n_docs": table["n_docs"], "n_tokens": table["n_tokens"], "reference": ref_desc,
         "holdout_pct_by_label": {

@@ -21,6 +21,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from assay.io.paths import shown_path
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
@@ -138,7 +140,7 @@ def summary_lines(result) -> list[str]:
         )
     if any(k.startswith("ocr_backend_unavailable") for st in steps.values() for k in st):
         lines.append("note: OCR off (server: none): OCR pages used the text layer or were excluded")
-    run_dir = _shown(result.run_dir)
+    run_dir = shown_path(result.run_dir)
     lines.append(f"run: {run_dir}/ (output/, manifest.json, report.html)")
     lines.append(f"next: assay report {run_dir}   assay show {run_dir}")
     return lines
@@ -195,14 +197,6 @@ def _reuse_lines(plans: list[str]) -> list[str]:
         return []
     return ["phases: " + "; ".join(f"{rest.split(' ', 1)[0]} {', '.join(ph)} {rest.partition(' ')[2]}".rstrip()
                                    for rest, ph in groups.items())]
-
-
-def _shown(path: Path) -> str:
-    """A path as the user would type it: relative to the working directory when inside it."""
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _check_executor(rec) -> None:
@@ -278,7 +272,7 @@ def run(
         if event == "run_dir":
             where["run_dir"] = Path(ph.name)
         elif event == "superseded" and not quiet:
-            console.print(f"recipe changed: the earlier run in this directory moved to {_shown(Path(ph.name))}; "
+            console.print(f"recipe changed: the earlier run in this directory moved to {shown_path(Path(ph.name))}; "
                           "starting a fresh run", highlight=False, markup=False)
         elif event == "plan":  # the runner's reuse / resume / rerun decision for one phase
             plans.append(ph.describe[0] if ph.describe else ph.name)
@@ -292,7 +286,7 @@ def run(
 
     if rec.executor.kind != "local" and not quiet:
         console.print(f"{rec.executor.kind}: the phases run as cluster jobs; their task logs go to "
-                      f"{_shown(Path(output))}/logs/<phase>/ (--verbose also prints the submission logs)", markup=False)
+                      f"{shown_path(Path(output))}/logs/<phase>/ (--verbose also prints the submission logs)", markup=False)
     def interrupted_line() -> str:
         running = progress.running_tasks()
         done = ", ".join(progress.finished) or "no phase"
