@@ -82,7 +82,12 @@ RESERVED_PACKAGE_RE = re.compile(r"^(python3\.11-doc|postgresql-doc(-\d+)?|git-d
 # libghc-warp-tls-doc, cyrus-doc, libghc-servant-client-doc, libghc-hoauth2-doc, libjcommander-java-doc,
 # libghc-distributive-doc, libghc-weigh-doc, acl2-doc, libiniparser-doc; session 31, the first 19 of apt-cache's
 # unused -doc names shuffled with seed 20261202 that hold at least 5 HTML files, before any measurement; helpers
-# were told not to fetch any new package) was only measured.
+# were told not to fetch any new package) was only measured. Set Q (cpl-plugin-uves-doc, ufo-filters-doc, geoclue-doc,
+# libghc-http-api-data-doc, libghc-exact-pi-doc, python-tds-doc, festival-doc, libwriter2latex-java-doc, globjects-doc,
+# libghc-base-compat-batteries-doc, libjsr166y-java-doc, pyro4-doc, libghc-categories-doc, libwnck-doc,
+# libsdbus-c++-doc, libmia-2.4-doc, coinor-libdylp-doc, libomxil-bellagio-doc, beets-doc; session 32, the first 19 of
+# apt-cache's unused -doc names (download under 150 MB) shuffled with seed 2026120232 that hold at least 5 HTML files,
+# drawn before any change of that session was measured; helpers were told not to fetch any new package).
 # Choose new packages to rehearse.
 TUNED_ON_PACKAGES = frozenset((
     "cmake-doc", "libglib2.0-doc", "libsdl2-doc", "erlang-doc", "openjdk-17-doc",
