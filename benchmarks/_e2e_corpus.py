@@ -105,7 +105,10 @@ TUNED_ON_PACKAGES = frozenset((
     "vim-doc",  # session 27: its builtin.html was read to find the measuring-cut defect
     # h-pre12 (2026-12-02): set M's pages read to find where their <pre> lines went (code placeholders weighed
     # as code in the main-content pass and the rescue span; a prose-only language margin)
-    "gnutls-doc", "libxmlsec1-doc", "python-mpmath-doc", "python-webob-doc", "libjson-glib-doc", "m4-doc"))
+    "gnutls-doc", "libxmlsec1-doc", "python-mpmath-doc", "python-webob-doc", "libjson-glib-doc", "m4-doc",
+    # h-floor15 (session 32): read to design the reference-aware web quality floor (Doxygen, gtk-doc, Javadoc
+    # API reference pages that the prose-trained quality order ranks at the bottom)
+    "doxygen-doc", "libgtk-3-doc", "wx3.2-doc", "libcommons-lang3-java-doc", "libfmt-doc"))
 
 
 def doc_site(name: str) -> str:

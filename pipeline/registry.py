@@ -48,7 +48,8 @@ WEB_HEURISTICS = {
     # top-n-gram fractions and FineWeb's char_dup, measured without label lines on reference pages
     **{("ref__" + k[len("prose__"):]): v for k, v in _heuristics("prose__").items()
        if k.startswith(("prose__gopher__dup_", "prose__gopher__top_")) or k == "prose__fineweb__char_dup_ratio"},
-    **_names("web__", "float", "code_char_frac", "code_share", "math_char_frac", "prose_char_frac"),
+    **_names("web__", "float", "code_char_frac", "code_share", "identifier_share", "math_char_frac",
+             "prose_char_frac"),
     **_names("web__", "int", "measured_chars", "n_code_blocks", "n_math", "table_rows", "n_inline_code"),
     "web__reference_page": "bool",
 }

@@ -224,9 +224,9 @@ def test_quality_floor_does_not_judge_code_pages():
     """The default recipe's web quality floor (a prose-trained order) does not apply to pages whose
     code share (blocks + inline code) is at least 0.05; on prose pages it still does."""
     rules = [r for r in _recipe_rules() if r["name"] == "web_quality_floor"]
-    assert rules and rules[0]["unless"] == {"signal": "web__code_share", "op": ">=", "value": 0.05}
+    assert rules and rules[0]["unless"][0] == {"signal": "web__code_share", "op": ">=", "value": 0.05}
     spec = {"rules": rules}
-    low = {"source": "web", "quality__web_pct": 0.001}
+    low = {"source": "web", "quality__web_pct": 0.001, "web__identifier_share": 0.0}
     assert decide(dict(low, web__code_share=0.2), spec).reason is None
     assert decide(dict(low, web__code_share=0.01), spec).reason == "web_web_quality_floor"
     assert decide(dict(low, quality__web_pct=0.5, web__code_share=0.01), spec).reason is None
