@@ -1157,7 +1157,31 @@ class _Rewriter:
                 continue  # a text-less block holds no code, formula or headline worth keeping
             if 15 <= len(txt) <= 300 and m.group(1).lower() == "header" and _is_section_heading(el, txt):
                 continue
+            if tag in _PROSE_INLINE_TAGS and _inline_in_prose(el, txt):
+                continue
             el.decompose()
+
+
+# inline elements that sit inside a sentence: a widget word in their class ("popup" glossary links, "tooltip"
+# notes, "author" spans) names what they do, not a widget block; removing one cuts words out of the sentence
+_PROSE_INLINE_TAGS = frozenset(("a", "em", "i", "b", "strong", "span", "abbr", "cite", "q", "u", "mark", "font"))
+_INLINE_PROSE_MIN = 80  # characters of the parent's text around the element
+
+
+def _inline_in_prose(el, txt: str) -> bool:
+    """``el`` (an inline element) is part of running text: its parent holds ``_INLINE_PROSE_MIN`` more
+    characters of text than it, at least twice its own, with a sentence end."""
+    parent = el.parent
+    if parent is None or (parent.tag or "").lower() not in _PROSE_BLOCK_TAGS:
+        return False
+    around = len(parent.text or "") - len(txt)
+    t = txt.strip()
+    if not t or _sentence_breaks(t):
+        return False  # sentences of its own ("Unlimited Digital Access. $1 for 4 weeks."): a promo line
+    return around >= max(_INLINE_PROSE_MIN, 2 * len(txt)) and _sentence_breaks(parent.text or "") >= 1
+
+
+_PROSE_BLOCK_TAGS = frozenset(("p", "li", "dd", "em", "i", "b", "strong", "font"))
 
 
 def _is_section_heading(el, txt: str) -> bool:
