@@ -1295,6 +1295,38 @@ def _is_stamp_line(line: str) -> bool:
     return stamp
 
 
+# a byline with a date, as a line of its own: "// By Arun Sai Krishnan • Nov 11, 2020", "by Lighthouse IP ／ 2016.12.01",
+# "NEWS // Overwatch // By James Chen // 20h ago", "On 6/13/2018 by @lazharichir" (parts split by "|", "//", "／",
+# "•"; each a byline, a date or a label of at most three words; at least one byline and one date)
+_DATED_BYLINE_MAX = 120
+_DATED_BYLINE_SPLIT_RE = re.compile(r"\||//|／|\s[•·–—-]\s|•")
+_DATE_PART_RE = re.compile(
+    r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+\d{4}|"
+    + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|\d{4}[./-]\d{1,2}[./-]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{2,4})"
+    r"(?:,?\s*(?:at\s+)?\d{1,2}[:.]\d{2}\s*(?:[ap]\.?m\.?)?(?:\s*[A-Z]{2,4})?)?|"
+    r"\d{1,2}\s*(?:h|hrs?|hours?|m|mins?|minutes?|d|days?)\s+ago", re.I)
+_ON_DATE_BY_RE = re.compile(r"(?:posted |published |written )?on\s+(?P<d>.{6,30}?)\s+by\s+\S.{0,40}", re.I)
+
+
+def _is_dated_byline(line: str) -> bool:
+    """A metadata line of a byline and a date (``_DATE_PART_RE``), parts split by ``_DATED_BYLINE_SPLIT_RE``."""
+    byline = date = False
+    for part in _DATED_BYLINE_SPLIT_RE.split(line.strip(_CHROME_STRIP)):
+        part = part.strip(" \t/")
+        if not part:
+            continue
+        m = _ON_DATE_BY_RE.fullmatch(part)
+        if m and _DATE_PART_RE.fullmatch(m.group("d")):
+            byline = date = True
+        elif _DATE_PART_RE.fullmatch(part):
+            date = True
+        elif part[:3].lower() == "by " and _STAMP_BYLINE_RE.fullmatch(part):
+            byline = True
+        elif not (part.count(" ") < 3 and part[-1:] not in ".!?"):
+            return False
+    return byline and date
+
+
 # a photo caption outside any caption markup, told by the credit that closes it: "... in Iwaki, Fukushima
 # prefecture Monday, Oct. 23, 2017. (Kyodo News via AP)", "[Featured Image by Justin Sullivan/Getty Images]",
 # "Climbers are packing big rubbish bags ... Photo: Getty", "... | Foto: Reuters". A parenthesis that only
@@ -1389,6 +1421,8 @@ def _restore(text: str, rw: _Rewriter) -> str:
                     and key[-1] not in ".!?" and _LABEL_TEASER_RE.fullmatch(key) and _norm_ws(key) != rw.title()):
                 continue
             if n <= _STAMP_LINE_MAX and ("ublished" in key or "pdated" in key or "osted" in key) and _is_stamp_line(key):
+                continue
+            if n <= _DATED_BYLINE_MAX and ("by" in key or "By" in key) and _is_dated_byline(key):
                 continue
             if n >= 20:
                 if key in seen:

@@ -167,6 +167,9 @@ def test_camel_case_caption_class_is_a_widget():
                                   "Featured image from Shutterstock.", "Filed in . Read more about E3, e3 2017 and Nintendo.",
                                   "Up Next: New Warriors TV Show Ordered Straight To Series", "%d bloggers like this:",
                                   "| March 27, 2017", "9:28 AM ET",
+                                  # a byline with a date (_is_dated_byline)
+                                  "// By Arun Sai Krishnan • Nov 11, 2020", "by Lighthouse IP ／ 2016.12.01",
+                                  "NEWS // Overwatch // By James Chen // 20h ago", "On 6/13/2018 by @lazharichir",
                                   "Don’t miss: Buybacks slow in Q3, but tax reform could change that in 2017."])
 def test_metadata_lines_dropped(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
@@ -189,7 +192,9 @@ def test_metadata_lines_dropped(line):
                                   "The phone is powered by a quad-core processor clocked at 1.5GHz.",
                                   "Microsoft debuts new smart thermostat powered by Cortana, Windows 10, and Azure",
                                   "Via Appia was the most important road of ancient Rome.",
-                                  "Filed in 2016, the lawsuit names three companies.", "9:28 AM: the polls opened."])
+                                  "Filed in 2016, the lawsuit names three companies.", "9:28 AM: the polls opened.",
+                                  "Photo by John Smith on March 3, 2017 in Paris.", "He was hit by a car on 3/4/2017.",
+                                  "Written by hand | 2017 | signed by all the members of the council"])
 def test_sentences_with_dates_or_counters_kept(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line in extract_html(html)
@@ -272,6 +277,9 @@ REAL_PAGES = [
     # account and feedback boxes after the story
     ("ir_chaos", "syrian_6", ("Forgot Password", "Please choose a screen name"), 0.99, "sign-in modal (0.965)"),
     ("ir_chaos", "franchise_8", ("Give us feedback", "Tell us here."), 0.93, "feedback box (0.902)"),
+    # a byline with a date on a line of its own (_is_dated_byline)
+    ("scrapinghub", "85439e26c41c", ("ライトハウス国際特許事務所 ／ 2016.12.01",), 0.98, "dated byline, train (0.950)"),
+    ("readability", "dropbox-blog", ("By Arun Sai Krishnan • Nov 11, 2020",), 0.9975, "dated byline, dev (0.997)"),
 ]
 
 # headlines the main-content pass lost, put back because the page's head names them as its title
