@@ -756,3 +756,34 @@ def test_dek_restored_only_when_shown_after_the_headline():
         assert want or out == text
     rw = _Rewriter(HTMLTree.parse("<body><h1>Hi</h1><p>Too short here.</p></body>"), "<body><h1>Hi</h1><p>Too short here.</p></body>")
     assert _restore_dek("Hi\n\nStory.", rw, '<meta name="description" content="Too short here.">') == "Hi\n\nStory."
+
+
+def test_widget_block_size_counts_text_not_indentation():
+    # a pretty-printed video player (control bar, settings dialog) ran past _MAX_BOILERPLATE_BLOCK_CHARS in
+    # indentation alone and was kept as if it held an article; the same player minified went. Text decides now;
+    # a widget-named block with over _MAX_BOILERPLATE_BLOCK_CHARS characters of text still stays
+    pad = "\n" + " " * 60
+    controls = ["Play Video", "Current Time 0:00", "Stream TypeLIVE", "Remaining Time -0:00", "Fullscreen"]
+    player = ('<div class="video-js vjs-paused"><div class="vjs-control-bar">'
+              + "".join(f"{pad}<div>{pad}<span>{c}</span>{pad}</div>" * 20 for c in controls) + "</div></div>")
+    assert len(player) > 4000
+    wrapper = ('<div class="story-meta-wrapper">' + "".join(
+        f"<p>Wrapped paragraph {i} goes on with the story, one more sentence about the events of the day.</p>"
+        for i in range(60)) + '</div>')
+    for block in (player, " ".join(player.split())):
+        html = f"<html><body><article><h1>Title</h1>{STORY}{block}{wrapper}</article></body></html>"
+        text = extract_html(html)
+        assert "Stream TypeLIVE" not in text and "Remaining Time" not in text
+        assert "Paragraph 7 of the story" in text and "Wrapped paragraph 59 goes on" in text
+
+
+@pytest.mark.shared_data
+def test_widget_block_size_counts_text_real_page(shared_data):
+    # readability bug-1255978 (independent.co.uk, dev): a Brightcove/video.js player inside the story
+    page = _page("bug-1255978", "readability", shared_data)
+    assert page.split in ("train", "dev")
+    text = extract_html(page.html)
+    for chrome in ("Play Video", "Stream TypeLIVE", "Remaining Time -0:00"):
+        assert chrome not in text
+    assert "Take any blankets or duvets off the bed" in text
+    assert _f1(page, text) > 0.935
