@@ -1217,6 +1217,12 @@ _CHROME_LINES = frozenset((
     "via giphy", "please wait...", "top", "found this helpful",
     # WordPress (Jetpack) like and share widgets, whose template placeholder is left unfilled without scripts
     "%d bloggers like this:", "%d blogger menyukai ini:", "%d bloggers like this", "share this:", "rate this:"))
+# a metadata template whose fields the page's scripts fill in, left empty: "Posted by at", "Labels: ,", "Posted: |",
+# "Tags:" (Blogger and WordPress themes): only the labels and their punctuation, two words or a colon at least (a
+# lone "By" above a name line is a byline split in two, which Readability's golds keep)
+_EMPTY_FIELDS_RE = re.compile(r"(?:(?:posted|published|updated|written|by|at|on|in|labels?|tags?|tagged|filed under|"
+                              r"categor(?:y|ies)|author)[\s:,|/•·-]*)+", re.I)
+_EMPTY_FIELD_ENDS = frozenset(":,|/•·- tdynlsr")  # the last character of a match, a prefilter
 # gallery counters and number-only lines ("3/31", "2 of 5", "’17", "1"): no letters, not content
 _COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|di)\s+\d+\W*$")
 # link teasers and credits on a line of their own: "Also read: ...", "MORE: ...", "Related Story: ...",
@@ -1410,7 +1416,9 @@ def _restore(text: str, rw: _Rewriter) -> str:
         if n <= 200 and _PH_OPEN not in key:
             if n <= 40 and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
                             or not key[:1].isalpha() and _COUNTER_LINE_RE.match(key)
-                            or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)):
+                            or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)
+                            or key[-1:] in _EMPTY_FIELD_ENDS and _EMPTY_FIELDS_RE.fullmatch(key)
+                            and (" " in key or ":" in key)):
                 continue
             if (8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key.lstrip(_CHROME_STRIP))
                     or _may_be_meta_line(key) and _META_LINE_RE.match(key) or n <= 16 and _TIME_LINE_RE.fullmatch(key)):
