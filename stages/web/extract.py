@@ -1004,6 +1004,8 @@ class _Rewriter:
             width = max((len(r) for r in rows), default=0)
             if len(rows) < 2 or width < 2:
                 continue
+            if _link_grid(t, rows):
+                continue  # a grid of links (a footer's "Subscribe | Advertise | Contact Us"): navigation
             lines = []
             for i, r in enumerate(rows):
                 r = r + [""] * (width - len(r))
@@ -1184,6 +1186,19 @@ def _inline_in_prose(el, txt: str) -> bool:
 
 
 _PROSE_BLOCK_TAGS = frozenset(("p", "li", "dd", "em", "i", "b", "strong", "font"))
+
+
+_LINK_GRID_CELL_MAX = 40
+
+
+def _link_grid(t, rows: list[list[str]]) -> bool:
+    """Table ``t`` (its cell texts ``rows``) is a grid of short links: every non-empty cell at most
+    ``_LINK_GRID_CELL_MAX`` characters and the text of its links 90% of the cells' text or more."""
+    cells = [c for r in rows for c in r if c]
+    if not cells or any(len(c) > _LINK_GRID_CELL_MAX for c in cells):
+        return False
+    linked = sum(len(" ".join((a.text or "").split())) for a in t.query_selector_all("a[href]").values())
+    return linked >= 0.9 * sum(len(c) for c in cells)
 
 
 def _is_section_heading(el, txt: str) -> bool:

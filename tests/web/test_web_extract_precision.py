@@ -280,6 +280,9 @@ REAL_PAGES = [
     # account and feedback boxes after the story
     ("ir_chaos", "syrian_6", ("Forgot Password", "Please choose a screen name"), 0.99, "sign-in modal (0.965)"),
     ("ir_chaos", "franchise_8", ("Give us feedback", "Tell us here."), 0.93, "feedback box (0.902)"),
+    # a grid of links in a table is navigation, not a data table (_link_grid)
+    ("ir_chaos", "franchise_8", ("| Subscribe | Green Gazette |", "| Advertise | Newsletters |"), 0.94,
+     "footer link table, train (0.933)"),
     # a byline with a date on a line of its own (_is_dated_byline)
     ("scrapinghub", "85439e26c41c", ("ライトハウス国際特許事務所 ／ 2016.12.01",), 0.98, "dated byline, train (0.950)"),
     ("readability", "dropbox-blog", ("By Arun Sai Krishnan • Nov 11, 2020",), 0.9975, "dated byline, dev (0.997)"),
@@ -804,3 +807,14 @@ def test_empty_metadata_template_real_pages(shared_data):
             assert g not in lines, (name, g)
     page = _page("nytimes-5", "readability", shared_data)
     assert "By" in {ln.strip() for ln in extract_html(page.html).split("\n")}
+
+
+def test_link_grid_table_is_not_a_data_table():
+    grid = ("<table><tr><td><a href='/s'>Subscribe</a></td><td><a href='/g'>Green Gazette</a></td></tr>"
+            "<tr><td><a href='/a'>Advertise</a></td><td><a href='/n'>Newsletters</a></td></tr></table>")
+    data = ("<table><tr><th>Team</th><th>Wins</th></tr><tr><td><a href='/t/1'>Hawks</a></td><td>12</td></tr>"
+            "<tr><td><a href='/t/2'>Owls</a></td><td>9</td></tr></table>")
+    html = f"<html><body><article><h1>Title</h1>{STORY}{data}<p>More of the story after the table.</p>{grid}</article></body></html>"
+    text = extract_html(html)
+    assert "| Hawks | 12 |" in text
+    assert "| Subscribe |" not in text and "| Advertise |" not in text
