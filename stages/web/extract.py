@@ -1175,14 +1175,13 @@ _INLINE_PROSE_MIN = 80  # characters of the parent's text around the element
 def _inline_in_prose(el, txt: str) -> bool:
     """``el`` (an inline element) is part of running text: its parent holds ``_INLINE_PROSE_MIN`` more
     characters of text than it, at least twice its own, with a sentence end."""
+    if not txt or txt.isspace() or _sentence_breaks(txt):
+        return False  # empty (an icon), or sentences of its own ("Unlimited Digital Access. $1 for 4 weeks.")
     parent = el.parent
     if parent is None or (parent.tag or "").lower() not in _PROSE_BLOCK_TAGS:
         return False
-    around = len(parent.text or "") - len(txt)
-    t = txt.strip()
-    if not t or _sentence_breaks(t):
-        return False  # sentences of its own ("Unlimited Digital Access. $1 for 4 weeks."): a promo line
-    return around >= max(_INLINE_PROSE_MIN, 2 * len(txt)) and _sentence_breaks(parent.text or "") >= 1
+    ptxt = parent.text or ""
+    return len(ptxt) - len(txt) >= max(_INLINE_PROSE_MIN, 2 * len(txt)) and _sentence_breaks(ptxt) >= 1
 
 
 _PROSE_BLOCK_TAGS = frozenset(("p", "li", "dd", "em", "i", "b", "strong", "font"))
@@ -1328,24 +1327,28 @@ _DATE_PART_RE = re.compile(
     + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|\d{4}[./-]\d{1,2}[./-]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{2,4})"
     r"(?:,?\s*(?:at\s+)?\d{1,2}[:.]\d{2}\s*(?:[ap]\.?m\.?)?(?:\s*[A-Z]{2,4})?)?|"
     r"\d{1,2}\s*(?:h|hrs?|hours?|m|mins?|minutes?|d|days?)\s+ago", re.I)
+_ANY_DIGIT_RE = re.compile(r"\d")
 _ON_DATE_BY_RE = re.compile(r"(?:posted |published |written )?on\s+(?P<d>.{6,30}?)\s+by\s+\S.{0,40}", re.I)
 
 
 def _is_dated_byline(line: str) -> bool:
     """A metadata line of a byline and a date (``_DATE_PART_RE``), parts split by ``_DATED_BYLINE_SPLIT_RE``."""
+    if not _ANY_DIGIT_RE.search(line):
+        return False  # no date (most lines with "by" are sentences without a digit)
     byline = date = False
     for part in _DATED_BYLINE_SPLIT_RE.split(line.strip(_CHROME_STRIP)):
         part = part.strip(" \t/")
         if not part:
             continue
-        m = _ON_DATE_BY_RE.fullmatch(part)
-        if m and _DATE_PART_RE.fullmatch(m.group("d")):
-            byline = date = True
+        if part[:3].lower() == "by " and _STAMP_BYLINE_RE.fullmatch(part):
+            byline = True
         elif _DATE_PART_RE.fullmatch(part):
             date = True
-        elif part[:3].lower() == "by " and _STAMP_BYLINE_RE.fullmatch(part):
-            byline = True
-        elif not (part.count(" ") < 3 and part[-1:] not in ".!?"):
+        elif part.count(" ") < 3 and part[-1:] not in ".!?":
+            continue  # a label
+        elif (m := _ON_DATE_BY_RE.fullmatch(part)) and _DATE_PART_RE.fullmatch(m.group("d")):
+            byline = date = True
+        else:
             return False
     return byline and date
 
