@@ -1715,7 +1715,7 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
         # the head (what ``_from_body`` cut off), or the page's start when it has no separate body
         head = page[:len(page) - len(body)] if body is not page else page[:100_000]
         out, headline = _restore_headline(out, rw, head)
-        out = _restore_dek(out, rw, head, headline)
+        out = _restore_dek(_drop_kicker(out, rw, head), rw, head, headline)
     _check_deadline(deadline)
     return out, rw
 
@@ -1915,6 +1915,29 @@ def _restore_headline(text: str, rw: "_Rewriter", head: str = "") -> tuple[str, 
     if not title and head:
         title = _headline_in_titles(rw, _head_titles(head), text)
     return (title + "\n\n" + text, title) if title else (text, "")
+
+
+_KICKER_MAX = 30  # characters of a section label above the headline ("Tourism", "Health & Medicine", "News World")
+_KICKER_WORDS = 3
+
+
+def _drop_kicker(text: str, rw: "_Rewriter", head: str) -> str:
+    """Drop a section label (kicker) that opens the text right above the headline: a first line of at most
+    ``_KICKER_WORDS`` words and ``_KICKER_MAX`` characters, no sentence end, digit or placeholder, followed by a line
+    of three words or more that is the page's first ``<h1>`` or opens one of the head's titles ("Headline | Site")."""
+    lines = text.split("\n")
+    idx = [i for i, ln in enumerate(lines[:40]) if ln.strip()][:2]
+    if len(idx) < 2:
+        return text
+    k, h = lines[idx[0]].strip(), _norm_ws(lines[idx[1]])
+    if (len(k) > _KICKER_MAX or k.count(" ") >= _KICKER_WORDS or k[-1] in _SENTENCE_END_CHARS or _PH_OPEN in k
+            or _ANY_DIGIT_RE.search(k) or h.count(" ") < _HEADLINE_MIN_SPACES):
+        return text
+    if h != rw.title():
+        low = h.casefold()
+        if not any(t.startswith(low) for t in _head_titles(head)):
+            return text
+    return "\n".join(lines[idx[1]:])
 
 
 # the story's dek (standfirst, subheadline): the page's description (``og:description``, ``description``,

@@ -283,6 +283,9 @@ REAL_PAGES = [
     # a grid of links in a table is navigation, not a data table (_link_grid)
     ("ir_chaos", "franchise_8", ("| Subscribe | Green Gazette |", "| Advertise | Newsletters |"), 0.94,
      "footer link table, train (0.933)"),
+    # a section label (kicker) right above the headline (_drop_kicker)
+    ("ir_chaos", "expedition_10", ("News World",), 0.995, "kicker above the <h1>, train (0.989)"),
+    ("readability", "webmd-1", ("Information and Resources",), 0.988, "kicker above the headline, dev (0.986)"),
     # a byline with a date on a line of its own (_is_dated_byline)
     ("scrapinghub", "85439e26c41c", ("ライトハウス国際特許事務所 ／ 2016.12.01",), 0.98, "dated byline, train (0.950)"),
     ("readability", "dropbox-blog", ("By Arun Sai Krishnan • Nov 11, 2020",), 0.9975, "dated byline, dev (0.997)"),
@@ -818,3 +821,16 @@ def test_link_grid_table_is_not_a_data_table():
     text = extract_html(html)
     assert "| Hawks | 12 |" in text
     assert "| Subscribe |" not in text and "| Advertise |" not in text
+
+
+def test_kicker_above_headline_dropped_other_first_lines_kept():
+    # the headline is no <h1> here (so no "lines above the <h1>" rule applies): the head's title names it
+    head = "<head><title>Garbage bags sent to clean Mount Everest | The Daily</title></head>"
+    story = f"<h2 class='headline'>Garbage bags sent to clean Mount Everest</h2>{STORY}"
+    text = extract_html(f"<html>{head}<body><article><div>News World</div>{story}</article></body></html>")
+    assert text.startswith("Garbage bags sent to clean Mount Everest")
+    # not a kicker: a first line with a number or a sentence end, or one the headline does not follow
+    for first, body in (("Vol 2", f"<div>Vol 2</div>{story}"), ("Hello there.", f"<div>Hello there.</div>{story}"),
+                        ("News World", f"<div>News World</div><div>Another line</div>{story}")):
+        text = extract_html(f"<html>{head}<body><article>{body}</article></body></html>")
+        assert first in text, first
