@@ -1248,7 +1248,7 @@ _META_LINE_RE = re.compile(
     r"more information|further reading|recommended reading|trending|lesen sie auch|mehr zum thema|lire aussi|à lire aussi|leia também|"
     r"photo|photos|image|images|picture|pictures|photo credit|image credit|image source|featured image|"
     r"lead image|top image|header image|credit|credits|foto|bild)"
-    r"\s*:|©|(?:copyright|\(c\))\s*(?:©\s*)?(?:\d{4}|.{0,100}(?:all rights reserved|©))|"
+    r"\s*:|©|(?:copyright|\(c\))\s*(?:[©@]\s*)?(?:\d{4}|.{0,100}(?:all rights reserved|©))|"
     r".{0,40}\b\d{1,2}[- ]min(?:ute)?s? read\W*$", re.I)
 # a teaser link under an upper-case label, with no sentence end: "READ: Winter Olympics fast facts", "SEE MORE:
 # Two 'Bridgegate' Officials Are Heading To Prison", "DISTANT LIFE: Harvard scientists theorize ...", "NEWS
@@ -1281,7 +1281,7 @@ _BYLINE_MAX = 80
 # source and widget credits on a line of their own: "via GSM Arena", "(via Gizmodo)", "Conversation powered by
 # Livefyre", "blog comments powered by", "Featured image from Shutterstock.", "Filed in . Read more about E3"
 # (train+dev: 7 such lines outside the gold text, none inside; "... thermostat powered by Cortana" is longer)
-_CREDIT_LINE_RE = re.compile(r"(?i:[(\[]?via\s+[^.!?]{2,40}[)\]]?|[^.!?]{0,25}\bpowered by(?:\s+[^\s.!?]+){0,2}|"
+_CREDIT_LINE_RE = re.compile(r"(?i:[(\[]?via\s+(?:[^.!?]|\.(?=\w)){2,40}[)\]]?|[^.!?]{0,25}\bpowered by(?:\s+[^\s.!?]+){0,2}|"
                              r"featured image (?:from|by|via|courtesy of)\s[^!?]{2,60}|filed in\s*[.:|].{0,100})")
 _CREDIT_LINE_KEYS_RE = re.compile("via|Via|owered by|eatured image|iled in")  # literals first: half the CPU
 

@@ -172,6 +172,8 @@ def test_camel_case_caption_class_is_a_widget():
                                   "NEWS // Overwatch // By James Chen // 20h ago", "On 6/13/2018 by @lazharichir",
                                   # metadata templates left empty (_EMPTY_FIELDS_RE)
                                   "Posted by at", "Labels: ,", "Posted: |", "Written on by", "Tags:",
+                                  # a credit naming a domain, a copyright line with "@" for "©"
+                                  "Via SyndiGate.info", "Copyright @ 2019 The New Arab.",
                                   "Don’t miss: Buybacks slow in Q3, but tax reform could change that in 2017."])
 def test_metadata_lines_dropped(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
@@ -197,7 +199,8 @@ def test_metadata_lines_dropped(line):
                                   "Filed in 2016, the lawsuit names three companies.", "9:28 AM: the polls opened.",
                                   "Photo by John Smith on March 3, 2017 in Paris.", "He was hit by a car on 3/4/2017.",
                                   "Written by hand | 2017 | signed by all the members of the council",
-                                  "Posted by Ann at 5", "Labels: travel, food", "Written on the wall by hand"])
+                                  "Posted by Ann at 5", "Labels: travel, food", "Written on the wall by hand",
+                                  "Via the old road. It took two days.", "Copyright @ law is a field of its own."])
 def test_sentences_with_dates_or_counters_kept(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line in extract_html(html)
@@ -286,6 +289,9 @@ REAL_PAGES = [
     # a section label (kicker) right above the headline (_drop_kicker)
     ("ir_chaos", "expedition_10", ("News World",), 0.995, "kicker above the <h1>, train (0.989)"),
     ("readability", "webmd-1", ("Information and Resources",), 0.988, "kicker above the headline, dev (0.986)"),
+    # a syndication credit naming a domain and a copyright line with "@" (_CREDIT_LINE_RE, _META_LINE_RE)
+    ("scrapinghub", "833caf3bdba5", ("Via SyndiGate.info", "Copyright @ 2019 The New Arab."), 0.989,
+     "syndication footer, train (0.986)"),
     # a byline with a date on a line of its own (_is_dated_byline)
     ("scrapinghub", "85439e26c41c", ("ライトハウス国際特許事務所 ／ 2016.12.01",), 0.98, "dated byline, train (0.950)"),
     ("readability", "dropbox-blog", ("By Arun Sai Krishnan • Nov 11, 2020",), 0.9975, "dated byline, dev (0.997)"),
