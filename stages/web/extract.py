@@ -76,6 +76,10 @@ technical content back:
   When the main-content extractor kept little prose (it sometimes drops the story and keeps the menus),
   the densest prose region of the full page is taken instead (``_densest_prose_span``).
   An optional line classifier (``block_filter=True``, ``assay.stages.web.blocks``) is off by default.
+  Pass 8 (issue 12, rules that hold across sites): an inline element named like a widget stays inside its
+  sentence (``_inline_in_prose``); a widget block is spared for its size by its text, not its indentation;
+  a table of short links is navigation (``_link_grid``); dated bylines (``_is_dated_byline``), empty metadata
+  templates ("Posted by at", ``_EMPTY_FIELDS_RE``) and a section label above the headline (``_drop_kicker``) go.
 * speed: the page is parsed from its ``<body`` on (the head is half the bytes of a news page; guarded
   against ``<body`` inside head scripts and comments) and without its ``<script>``/``<style>`` elements
   (MathJax ``math/tex`` scripts stay); code, tables, formula images, captions and password
