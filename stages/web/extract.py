@@ -76,6 +76,10 @@ technical content back:
   When the main-content extractor kept little prose (it sometimes drops the story and keeps the menus),
   the densest prose region of the full page is taken instead (``_densest_prose_span``).
   An optional line classifier (``block_filter=True``, ``assay.stages.web.blocks``) is off by default.
+  Pass 8 (issue 12, rules that hold across sites): an inline element named like a widget stays inside its
+  sentence (``_inline_in_prose``); a widget block is spared for its size by its text, not its indentation;
+  a table of short links is navigation (``_link_grid``); dated bylines (``_is_dated_byline``), empty metadata
+  templates ("Posted by at", ``_EMPTY_FIELDS_RE``) and a section label above the headline (``_drop_kicker``) go.
 * speed: the page is parsed from its ``<body`` on (the head is half the bytes of a news page; guarded
   against ``<body`` inside head scripts and comments) and without its ``<script>``/``<style>`` elements
   (MathJax ``math/tex`` scripts stay); code, tables, formula images, captions and password
@@ -1004,6 +1008,8 @@ class _Rewriter:
             width = max((len(r) for r in rows), default=0)
             if len(rows) < 2 or width < 2:
                 continue
+            if _link_grid(t, rows):
+                continue  # a grid of links (a footer's "Subscribe | Advertise | Contact Us"): navigation
             lines = []
             for i, r in enumerate(rows):
                 r = r + [""] * (width - len(r))
@@ -1148,7 +1154,9 @@ class _Rewriter:
             # a block holding a lot of text, or running prose, is more likely a wrapper around the article
             # (e.g. "js-pagination", id="read-more") than a widget (text first: it spares the subtree query)
             txt = el.text or ""
-            if len(txt) > _MAX_BOILERPLATE_BLOCK_CHARS:
+            # its text, not the source's indentation: a player's pretty-printed control bar held 10,022 characters
+            # of which 1,017 were text (the same block minified would have gone)
+            if len(txt) > _MAX_BOILERPLATE_BLOCK_CHARS and len(" ".join(txt.split())) > _MAX_BOILERPLATE_BLOCK_CHARS:
                 continue
             if (len(txt) >= 600 and _sentence_breaks(txt) >= _MIN_ARTICLE_SENTENCES
                     and m.group(1).lower() not in _PROSE_WIDGET_WORDS):
@@ -1157,7 +1165,43 @@ class _Rewriter:
                 continue  # a text-less block holds no code, formula or headline worth keeping
             if 15 <= len(txt) <= 300 and m.group(1).lower() == "header" and _is_section_heading(el, txt):
                 continue
+            if tag in _PROSE_INLINE_TAGS and _inline_in_prose(el, txt):
+                continue
             el.decompose()
+
+
+# inline elements that sit inside a sentence: a widget word in their class ("popup" glossary links, "tooltip"
+# notes, "author" spans) names what they do, not a widget block; removing one cuts words out of the sentence
+_PROSE_INLINE_TAGS = frozenset(("a", "em", "i", "b", "strong", "span", "abbr", "cite", "q", "u", "mark", "font"))
+_INLINE_PROSE_MIN = 80  # characters of the parent's text around the element
+
+
+def _inline_in_prose(el, txt: str) -> bool:
+    """``el`` (an inline element) is part of running text: its parent holds ``_INLINE_PROSE_MIN`` more
+    characters of text than it, at least twice its own, with a sentence end."""
+    if not txt or txt.isspace() or _sentence_breaks(txt):
+        return False  # empty (an icon), or sentences of its own ("Unlimited Digital Access. $1 for 4 weeks.")
+    parent = el.parent
+    if parent is None or (parent.tag or "").lower() not in _PROSE_BLOCK_TAGS:
+        return False
+    ptxt = parent.text or ""
+    return len(ptxt) - len(txt) >= max(_INLINE_PROSE_MIN, 2 * len(txt)) and _sentence_breaks(ptxt) >= 1
+
+
+_PROSE_BLOCK_TAGS = frozenset(("p", "li", "dd", "em", "i", "b", "strong", "font"))
+
+
+_LINK_GRID_CELL_MAX = 40
+
+
+def _link_grid(t, rows: list[list[str]]) -> bool:
+    """Table ``t`` (its cell texts ``rows``) is a grid of short links: every non-empty cell at most
+    ``_LINK_GRID_CELL_MAX`` characters and the text of its links 90% of the cells' text or more."""
+    cells = [c for r in rows for c in r if c]
+    if not cells or any(len(c) > _LINK_GRID_CELL_MAX for c in cells):
+        return False
+    linked = sum(len(" ".join((a.text or "").split())) for a in t.query_selector_all("a[href]").values())
+    return linked >= 0.9 * sum(len(c) for c in cells)
 
 
 def _is_section_heading(el, txt: str) -> bool:
@@ -1191,6 +1235,12 @@ _CHROME_LINES = frozenset((
     "via giphy", "please wait...", "top", "found this helpful",
     # WordPress (Jetpack) like and share widgets, whose template placeholder is left unfilled without scripts
     "%d bloggers like this:", "%d blogger menyukai ini:", "%d bloggers like this", "share this:", "rate this:"))
+# a metadata template whose fields the page's scripts fill in, left empty: "Posted by at", "Labels: ,", "Posted: |",
+# "Tags:" (Blogger and WordPress themes): only the labels and their punctuation, two words or a colon at least (a
+# lone "By" above a name line is a byline split in two, which Readability's golds keep)
+_EMPTY_FIELDS_RE = re.compile(r"(?:(?:posted|published|updated|written|by|at|on|in|labels?|tags?|tagged|filed under|"
+                              r"categor(?:y|ies)|author)[\s:,|/•·-]*)+", re.I)
+_EMPTY_FIELD_ENDS = frozenset(":,|/•·- tdynlsr")  # the last character of a match, a prefilter
 # gallery counters and number-only lines ("3/31", "2 of 5", "’17", "1"): no letters, not content
 _COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|di)\s+\d+\W*$")
 # link teasers and credits on a line of their own: "Also read: ...", "MORE: ...", "Related Story: ...",
@@ -1202,7 +1252,7 @@ _META_LINE_RE = re.compile(
     r"more information|further reading|recommended reading|trending|lesen sie auch|mehr zum thema|lire aussi|à lire aussi|leia também|"
     r"photo|photos|image|images|picture|pictures|photo credit|image credit|image source|featured image|"
     r"lead image|top image|header image|credit|credits|foto|bild)"
-    r"\s*:|©|(?:copyright|\(c\))\s*(?:©\s*)?(?:\d{4}|.{0,100}(?:all rights reserved|©))|"
+    r"\s*:|©|(?:copyright|\(c\))\s*(?:[©@]\s*)?(?:\d{4}|.{0,100}(?:all rights reserved|©))|"
     r".{0,40}\b\d{1,2}[- ]min(?:ute)?s? read\W*$", re.I)
 # a teaser link under an upper-case label, with no sentence end: "READ: Winter Olympics fast facts", "SEE MORE:
 # Two 'Bridgegate' Officials Are Heading To Prison", "DISTANT LIFE: Harvard scientists theorize ...", "NEWS
@@ -1235,7 +1285,7 @@ _BYLINE_MAX = 80
 # source and widget credits on a line of their own: "via GSM Arena", "(via Gizmodo)", "Conversation powered by
 # Livefyre", "blog comments powered by", "Featured image from Shutterstock.", "Filed in . Read more about E3"
 # (train+dev: 7 such lines outside the gold text, none inside; "... thermostat powered by Cortana" is longer)
-_CREDIT_LINE_RE = re.compile(r"(?i:[(\[]?via\s+[^.!?]{2,40}[)\]]?|[^.!?]{0,25}\bpowered by(?:\s+[^\s.!?]+){0,2}|"
+_CREDIT_LINE_RE = re.compile(r"(?i:[(\[]?via\s+(?:[^.!?]|\.(?=\w)){2,40}[)\]]?|[^.!?]{0,25}\bpowered by(?:\s+[^\s.!?]+){0,2}|"
                              r"featured image (?:from|by|via|courtesy of)\s[^!?]{2,60}|filed in\s*[.:|].{0,100})")
 _CREDIT_LINE_KEYS_RE = re.compile("via|Via|owered by|eatured image|iled in")  # literals first: half the CPU
 
@@ -1269,6 +1319,42 @@ def _is_stamp_line(line: str) -> bool:
         elif not (_STAMP_BYLINE_RE.fullmatch(part) or part.count(" ") < 3 and part[-1:] not in ".!?"):
             return False
     return stamp
+
+
+# a byline with a date, as a line of its own: "// By Arun Sai Krishnan • Nov 11, 2020", "by Lighthouse IP ／ 2016.12.01",
+# "NEWS // Overwatch // By James Chen // 20h ago", "On 6/13/2018 by @lazharichir" (parts split by "|", "//", "／",
+# "•"; each a byline, a date or a label of at most three words; at least one byline and one date)
+_DATED_BYLINE_MAX = 120
+_DATED_BYLINE_SPLIT_RE = re.compile(r"\||//|／|\s[•·–—-]\s|•")
+_DATE_PART_RE = re.compile(
+    r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+\d{4}|"
+    + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|\d{4}[./-]\d{1,2}[./-]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{2,4})"
+    r"(?:,?\s*(?:at\s+)?\d{1,2}[:.]\d{2}\s*(?:[ap]\.?m\.?)?(?:\s*[A-Z]{2,4})?)?|"
+    r"\d{1,2}\s*(?:h|hrs?|hours?|m|mins?|minutes?|d|days?)\s+ago", re.I)
+_ANY_DIGIT_RE = re.compile(r"\d")
+_ON_DATE_BY_RE = re.compile(r"(?:posted |published |written )?on\s+(?P<d>.{6,30}?)\s+by\s+\S.{0,40}", re.I)
+
+
+def _is_dated_byline(line: str) -> bool:
+    """A metadata line of a byline and a date (``_DATE_PART_RE``), parts split by ``_DATED_BYLINE_SPLIT_RE``."""
+    if not _ANY_DIGIT_RE.search(line):
+        return False  # no date (most lines with "by" are sentences without a digit)
+    byline = date = False
+    for part in _DATED_BYLINE_SPLIT_RE.split(line.strip(_CHROME_STRIP)):
+        part = part.strip(" \t/")
+        if not part:
+            continue
+        if part[:3].lower() == "by " and _STAMP_BYLINE_RE.fullmatch(part):
+            byline = True
+        elif _DATE_PART_RE.fullmatch(part):
+            date = True
+        elif part.count(" ") < 3 and part[-1:] not in ".!?":
+            continue  # a label
+        elif (m := _ON_DATE_BY_RE.fullmatch(part)) and _DATE_PART_RE.fullmatch(m.group("d")):
+            byline = date = True
+        else:
+            return False
+    return byline and date
 
 
 # a photo caption outside any caption markup, told by the credit that closes it: "... in Iwaki, Fukushima
@@ -1352,7 +1438,9 @@ def _restore(text: str, rw: _Rewriter) -> str:
         if n <= 200 and _PH_OPEN not in key:
             if n <= 40 and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
                             or not key[:1].isalpha() and _COUNTER_LINE_RE.match(key)
-                            or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)):
+                            or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)
+                            or key[-1:] in _EMPTY_FIELD_ENDS and _EMPTY_FIELDS_RE.fullmatch(key)
+                            and (" " in key or ":" in key)):
                 continue
             if (8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key.lstrip(_CHROME_STRIP))
                     or _may_be_meta_line(key) and _META_LINE_RE.match(key) or n <= 16 and _TIME_LINE_RE.fullmatch(key)):
@@ -1365,6 +1453,8 @@ def _restore(text: str, rw: _Rewriter) -> str:
                     and key[-1] not in ".!?" and _LABEL_TEASER_RE.fullmatch(key) and _norm_ws(key) != rw.title()):
                 continue
             if n <= _STAMP_LINE_MAX and ("ublished" in key or "pdated" in key or "osted" in key) and _is_stamp_line(key):
+                continue
+            if n <= _DATED_BYLINE_MAX and ("by" in key or "By" in key) and _is_dated_byline(key):
                 continue
             if n >= 20:
                 if key in seen:
@@ -1629,7 +1719,7 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
         # the head (what ``_from_body`` cut off), or the page's start when it has no separate body
         head = page[:len(page) - len(body)] if body is not page else page[:100_000]
         out, headline = _restore_headline(out, rw, head)
-        out = _restore_dek(out, rw, head, headline)
+        out = _restore_dek(_drop_kicker(out, rw, head), rw, head, headline)
     _check_deadline(deadline)
     return out, rw
 
@@ -1829,6 +1919,29 @@ def _restore_headline(text: str, rw: "_Rewriter", head: str = "") -> tuple[str, 
     if not title and head:
         title = _headline_in_titles(rw, _head_titles(head), text)
     return (title + "\n\n" + text, title) if title else (text, "")
+
+
+_KICKER_MAX = 30  # characters of a section label above the headline ("Tourism", "Health & Medicine", "News World")
+_KICKER_WORDS = 3
+
+
+def _drop_kicker(text: str, rw: "_Rewriter", head: str) -> str:
+    """Drop a section label (kicker) that opens the text right above the headline: a first line of at most
+    ``_KICKER_WORDS`` words and ``_KICKER_MAX`` characters, no sentence end, digit or placeholder, followed by a line
+    of three words or more that is the page's first ``<h1>`` or opens one of the head's titles ("Headline | Site")."""
+    lines = text.split("\n")
+    idx = [i for i, ln in enumerate(lines[:40]) if ln.strip()][:2]
+    if len(idx) < 2:
+        return text
+    k, h = lines[idx[0]].strip(), _norm_ws(lines[idx[1]])
+    if (len(k) > _KICKER_MAX or k.count(" ") >= _KICKER_WORDS or k[-1] in _SENTENCE_END_CHARS or _PH_OPEN in k
+            or _ANY_DIGIT_RE.search(k) or h.count(" ") < _HEADLINE_MIN_SPACES):
+        return text
+    if h != rw.title():
+        low = h.casefold()
+        if not any(t.startswith(low) for t in _head_titles(head)):
+            return text
+    return "\n".join(lines[idx[1]:])
 
 
 # the story's dek (standfirst, subheadline): the page's description (``og:description``, ``description``,

@@ -167,6 +167,13 @@ def test_camel_case_caption_class_is_a_widget():
                                   "Featured image from Shutterstock.", "Filed in . Read more about E3, e3 2017 and Nintendo.",
                                   "Up Next: New Warriors TV Show Ordered Straight To Series", "%d bloggers like this:",
                                   "| March 27, 2017", "9:28 AM ET",
+                                  # a byline with a date (_is_dated_byline)
+                                  "// By Arun Sai Krishnan • Nov 11, 2020", "by Lighthouse IP ／ 2016.12.01",
+                                  "NEWS // Overwatch // By James Chen // 20h ago", "On 6/13/2018 by @lazharichir",
+                                  # metadata templates left empty (_EMPTY_FIELDS_RE)
+                                  "Posted by at", "Labels: ,", "Posted: |", "Written on by", "Tags:",
+                                  # a credit naming a domain, a copyright line with "@" for "©"
+                                  "Via SyndiGate.info", "Copyright @ 2019 The New Arab.",
                                   "Don’t miss: Buybacks slow in Q3, but tax reform could change that in 2017."])
 def test_metadata_lines_dropped(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
@@ -189,7 +196,11 @@ def test_metadata_lines_dropped(line):
                                   "The phone is powered by a quad-core processor clocked at 1.5GHz.",
                                   "Microsoft debuts new smart thermostat powered by Cortana, Windows 10, and Azure",
                                   "Via Appia was the most important road of ancient Rome.",
-                                  "Filed in 2016, the lawsuit names three companies.", "9:28 AM: the polls opened."])
+                                  "Filed in 2016, the lawsuit names three companies.", "9:28 AM: the polls opened.",
+                                  "Photo by John Smith on March 3, 2017 in Paris.", "He was hit by a car on 3/4/2017.",
+                                  "Written by hand | 2017 | signed by all the members of the council",
+                                  "Posted by Ann at 5", "Labels: travel, food", "Written on the wall by hand",
+                                  "Via the old road. It took two days.", "Copyright @ law is a field of its own."])
 def test_sentences_with_dates_or_counters_kept(line):
     html = f"<html><body><article><p>{line}</p>{STORY}</article></body></html>"
     assert line in extract_html(html)
@@ -272,6 +283,18 @@ REAL_PAGES = [
     # account and feedback boxes after the story
     ("ir_chaos", "syrian_6", ("Forgot Password", "Please choose a screen name"), 0.99, "sign-in modal (0.965)"),
     ("ir_chaos", "franchise_8", ("Give us feedback", "Tell us here."), 0.93, "feedback box (0.902)"),
+    # a grid of links in a table is navigation, not a data table (_link_grid)
+    ("ir_chaos", "franchise_8", ("| Subscribe | Green Gazette |", "| Advertise | Newsletters |"), 0.94,
+     "footer link table, train (0.933)"),
+    # a section label (kicker) right above the headline (_drop_kicker)
+    ("ir_chaos", "expedition_10", ("News World",), 0.995, "kicker above the <h1>, train (0.989)"),
+    ("readability", "webmd-1", ("Information and Resources",), 0.988, "kicker above the headline, dev (0.986)"),
+    # a syndication credit naming a domain and a copyright line with "@" (_CREDIT_LINE_RE, _META_LINE_RE)
+    ("scrapinghub", "833caf3bdba5", ("Via SyndiGate.info", "Copyright @ 2019 The New Arab."), 0.989,
+     "syndication footer, train (0.986)"),
+    # a byline with a date on a line of its own (_is_dated_byline)
+    ("scrapinghub", "85439e26c41c", ("ライトハウス国際特許事務所 ／ 2016.12.01",), 0.98, "dated byline, train (0.950)"),
+    ("readability", "dropbox-blog", ("By Arun Sai Krishnan • Nov 11, 2020",), 0.9975, "dated byline, dev (0.997)"),
 ]
 
 # headlines the main-content pass lost, put back because the page's head names them as its title
@@ -748,3 +771,72 @@ def test_dek_restored_only_when_shown_after_the_headline():
         assert want or out == text
     rw = _Rewriter(HTMLTree.parse("<body><h1>Hi</h1><p>Too short here.</p></body>"), "<body><h1>Hi</h1><p>Too short here.</p></body>")
     assert _restore_dek("Hi\n\nStory.", rw, '<meta name="description" content="Too short here.">') == "Hi\n\nStory."
+
+
+def test_widget_block_size_counts_text_not_indentation():
+    # a pretty-printed video player (control bar, settings dialog) ran past _MAX_BOILERPLATE_BLOCK_CHARS in
+    # indentation alone and was kept as if it held an article; the same player minified went. Text decides now;
+    # a widget-named block with over _MAX_BOILERPLATE_BLOCK_CHARS characters of text still stays
+    pad = "\n" + " " * 60
+    controls = ["Play Video", "Current Time 0:00", "Stream TypeLIVE", "Remaining Time -0:00", "Fullscreen"]
+    player = ('<div class="video-js vjs-paused"><div class="vjs-control-bar">'
+              + "".join(f"{pad}<div>{pad}<span>{c}</span>{pad}</div>" * 20 for c in controls) + "</div></div>")
+    assert len(player) > 4000
+    wrapper = ('<div class="story-meta-wrapper">' + "".join(
+        f"<p>Wrapped paragraph {i} goes on with the story, one more sentence about the events of the day.</p>"
+        for i in range(60)) + '</div>')
+    for block in (player, " ".join(player.split())):
+        html = f"<html><body><article><h1>Title</h1>{STORY}{block}{wrapper}</article></body></html>"
+        text = extract_html(html)
+        assert "Stream TypeLIVE" not in text and "Remaining Time" not in text
+        assert "Paragraph 7 of the story" in text and "Wrapped paragraph 59 goes on" in text
+
+
+@pytest.mark.shared_data
+def test_widget_block_size_counts_text_real_page(shared_data):
+    # readability bug-1255978 (independent.co.uk, dev): a Brightcove/video.js player inside the story
+    page = _page("bug-1255978", "readability", shared_data)
+    assert page.split in ("train", "dev")
+    text = extract_html(page.html)
+    for chrome in ("Play Video", "Stream TypeLIVE", "Remaining Time -0:00"):
+        assert chrome not in text
+    assert "Take any blankets or duvets off the bed" in text
+    assert _f1(page, text) > 0.935
+
+
+@pytest.mark.shared_data
+def test_empty_metadata_template_real_pages(shared_data):
+    # Blogger's "Posted by at" / "Labels: ," (readability blogger, train) and Medium's "Written on by" (readability
+    # medium-1, train): the fields were filled by scripts; a lone "By" above a name line stays (nytimes-5, train)
+    for name, gone in (("blogger", ("Posted by at", "Labels: ,")), ("medium-1", ("Written on by",))):
+        page = _page(name, "readability", shared_data)
+        assert page.split == "train"
+        lines = {ln.strip() for ln in extract_html(page.html).split("\n")}
+        for g in gone:
+            assert g not in lines, (name, g)
+    page = _page("nytimes-5", "readability", shared_data)
+    assert "By" in {ln.strip() for ln in extract_html(page.html).split("\n")}
+
+
+def test_link_grid_table_is_not_a_data_table():
+    grid = ("<table><tr><td><a href='/s'>Subscribe</a></td><td><a href='/g'>Green Gazette</a></td></tr>"
+            "<tr><td><a href='/a'>Advertise</a></td><td><a href='/n'>Newsletters</a></td></tr></table>")
+    data = ("<table><tr><th>Team</th><th>Wins</th></tr><tr><td><a href='/t/1'>Hawks</a></td><td>12</td></tr>"
+            "<tr><td><a href='/t/2'>Owls</a></td><td>9</td></tr></table>")
+    html = f"<html><body><article><h1>Title</h1>{STORY}{data}<p>More of the story after the table.</p>{grid}</article></body></html>"
+    text = extract_html(html)
+    assert "| Hawks | 12 |" in text
+    assert "| Subscribe |" not in text and "| Advertise |" not in text
+
+
+def test_kicker_above_headline_dropped_other_first_lines_kept():
+    # the headline is no <h1> here (so no "lines above the <h1>" rule applies): the head's title names it
+    head = "<head><title>Garbage bags sent to clean Mount Everest | The Daily</title></head>"
+    story = f"<h2 class='headline'>Garbage bags sent to clean Mount Everest</h2>{STORY}"
+    text = extract_html(f"<html>{head}<body><article><div>News World</div>{story}</article></body></html>")
+    assert text.startswith("Garbage bags sent to clean Mount Everest")
+    # not a kicker: a first line with a number or a sentence end, or one the headline does not follow
+    for first, body in (("Vol 2", f"<div>Vol 2</div>{story}"), ("Hello there.", f"<div>Hello there.</div>{story}"),
+                        ("News World", f"<div>News World</div><div>Another line</div>{story}")):
+        text = extract_html(f"<html>{head}<body><article>{body}</article></body></html>")
+        assert first in text, first

@@ -247,3 +247,27 @@ def test_groovydoc_class_page_keeps_its_examples(debian_doc):
     assert stats["n_code_blocks_kept"] >= 13  # of 15 (3 before)
     assert "A builder for creating JSON payloads." in text
     assert "firstName 'Guillame'" in text
+
+
+def test_widget_named_inline_element_inside_a_sentence_kept():
+    # glossary/annotation links named "popup" (a widget word) sit inside sentences: removing them cut words out
+    para = ('<p>I am a <a class="popup" href="javascript:void(0)">rather elderly</a> man. The nature of my '
+            '<a class="popup" href="#">avocations</a> for the last thirty years has brought me into more than '
+            'ordinary contact with an interesting set of <a class="popup" href="#">men?</a></p>')
+    promo = ('<p>The story goes on after this sentence. <span class="promo">Unlimited Digital Access. $1 for 4 '
+             'weeks.</span> And the story goes on after the offer, for another sentence or two.</p>')
+    html = (f'<html><body><article><h1>Bartleby</h1>{para}{STORY}{promo}<div class="popup">Sign up for our '
+            'newsletter today</div></article></body></html>')
+    text = extract_html(html)
+    assert "I am a rather elderly man. The nature of my avocations for the last" in " ".join(text.split())
+    assert "interesting set of men?" in text
+    assert "Sign up for our newsletter" not in text  # a popup block still goes
+    assert "Unlimited Digital Access" not in text  # an inline element that is a sentence of its own still goes
+
+
+def test_widget_named_inline_links_kept_real_page(shared_data):
+    # readability clean-links (train): Melville's story with annotation links class="popup" inside sentences
+    page = _page("clean-links", "readability", shared_data)
+    text = " ".join(extract_html(page.html).split())
+    assert "Aghast at this torment, I fell back" in text
+    assert "I was turned into a pillar of salt, standing" in text
