@@ -93,7 +93,9 @@ TUNED_ON_PACKAGES = frozenset((
     "vim-doc",  # session 27: its builtin.html was read to find the measuring-cut defect
     # h-pre12 (2026-12-02): set M's pages read to find where their <pre> lines went (code placeholders weighed
     # as code in the main-content pass and the rescue span; a prose-only language margin)
-    "gnutls-doc", "libxmlsec1-doc", "python-mpmath-doc", "python-webob-doc", "libjson-glib-doc", "m4-doc"))
+    "gnutls-doc", "libxmlsec1-doc", "python-mpmath-doc", "python-webob-doc", "libjson-glib-doc", "m4-doc",
+    # h-speed15 (session 32): profiled for speed (per-stage and per-function CPU of API-reference pages)
+    "libghc-aeson-doc", "libghc-pandoc-doc", "libghc-gi-gio-doc", "libeigen3-doc", "junit4-doc"))
 
 
 def doc_site(name: str) -> str:
