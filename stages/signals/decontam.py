@@ -587,8 +587,32 @@ def normalize_prose(text: str) -> str:
             text = unicodedata.normalize("NFKC", text)
         text = text.replace("\u00ad", "")
     if "-" in text and _HYPHEN_BREAK.search(text):  # (_LINE_HYPHEN tries a match at every word character)
-        text = _LINE_HYPHEN.sub(r"\1", text)
+        text = _join_line_hyphens(text)
     return text
+
+
+_WORD_CHAR = re.compile(r"\w")
+_SPACES_TABS = re.compile(r"[ \t]*")
+
+
+def _join_line_hyphens(text: str) -> str:
+    """``_LINE_HYPHEN.sub(r"\1", text)`` from the line-end hyphens (``_HYPHEN_BREAK``, a search for "-"): each is
+    removed with the line break and the spaces around it where a word character precedes it and one follows the
+    spaces after the break. The regex tries a match at every word character of the text (a page of code: a
+    hyphen at the end of many lines, "--" or "->", and none joined). A match of the regex holds one hyphen, and
+    the word character after it is not part of it: the hyphens decide alone, in any order."""
+    out, last = [], 0
+    for m in _HYPHEN_BREAK.finditer(text):
+        h = m.start()
+        if h and _WORD_CHAR.match(text, h - 1):
+            after = _SPACES_TABS.match(text, m.end()).end()
+            if _WORD_CHAR.match(text, after):
+                out.append(text[last:h])
+                last = after
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
 
 
 # whitespace characters that NFKC maps to a plain space (no-break, figure, thin, ideographic ... spaces): every

@@ -180,6 +180,7 @@ _WIDGET_PREFIXES = ("advert", "cookie", "onetrust")
 # "comment-body", "doc-comment"; not "fullcomment" or "commentary"), and what a reader's comment carries
 _COMMENT_TOKEN_RE = re.compile(r"(?:^|[-_])comments?(?:$|[-_])", re.I)
 _DOC_COMMENT_TAGS = frozenset(("div", "section", "dd", "li", "td"))
+_DOC_COMMENT_QUERY = ", ".join(f'{t}[class*="omment"]' for t in sorted(_DOC_COMMENT_TAGS))
 _READER_COMMENT_MARKS = ("time, img, form, textarea, button, [class*=author], [class*=avatar], [class*=date], "
                          "[class*=reply], [class*=vcard]")
 _WIDGET_PAIRS = ("more-stories", "read-more", "most-popular", "back-to-top", "backtotop", "scroll-to-top")
@@ -1102,7 +1103,8 @@ class _Rewriter:
         if "omment" not in self.attr_text or not any(_COMMENT_TOKEN_RE.search(t) for t in self.class_tokens
                                                      if "omment" in t):
             return
-        for el in doc.query_selector_all('[class*="omment"]').values():
+        # only the tags asked for (a hyperlinked source listing has thousands of "hs-comment" spans), in document order
+        for el in doc.query_selector_all(_DOC_COMMENT_QUERY).values():
             cls = el.getattr("class") or ""
             kept = [t for t in cls.split() if not _COMMENT_TOKEN_RE.search(t)]
             if (len(kept) == len(cls.split()) or el.tag not in _DOC_COMMENT_TAGS or not doc.contains(el)
@@ -1135,10 +1137,13 @@ class _Rewriter:
         # have code or math at all
         pres, inline = self._walk()[:2]
         may_be_inside = bool(pres or inline) or not self.html or "<math" in self.math_markup()
+        in_code = _InCode(sel)
         for el in candidates:
             if not doc.contains(el):
                 continue  # inside a widget removed already
             _check_deadline(self.deadline)
+            if may_be_inside and el in in_code.known:
+                continue  # (what the ancestor check below finds: the checks before it only skip)
             tag = (el.tag or "").lower()
             if tag in ("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td", "h1"):
                 continue  # an <h1> named after its place ("article-header", "header-title") is the headline
@@ -1149,7 +1154,7 @@ class _Rewriter:
             m = _BOILERPLATE_CLASS_RE.search(key)
             if m is None:
                 continue
-            if may_be_inside and el.closest("pre, code, math") is not None:
+            if may_be_inside and in_code(el):
                 continue  # syntax-highlighting spans such as "token comment"
             # a block holding a lot of text, or running prose, is more likely a wrapper around the article
             # (e.g. "js-pagination", id="read-more") than a widget (text first: it spares the subtree query)
@@ -1202,6 +1207,32 @@ def _link_grid(t, rows: list[list[str]]) -> bool:
         return False
     linked = sum(len(" ".join((a.text or "").split())) for a in t.query_selector_all("a[href]").values())
     return linked >= 0.9 * sum(len(c) for c in cells)
+
+
+class _InCode:
+    """``el.closest("pre, code, math") is not None`` for the widget candidates of one ``boilerplate`` pass (``sel``
+    their selector). A hyperlinked source listing has thousands inside one ``<pre>`` (Haddock's ``<span
+    class="hs-comment">``), each ``closest`` a selector parse and an ancestor walk: from the second candidate found
+    inside one element, every candidate in that element is known by one query (``known``). Removing a subtree
+    changes no ancestor of an element left, so ``known`` stays right while ``boilerplate`` decomposes widgets."""
+
+    __slots__ = ("sel", "known", "hits")
+
+    def __init__(self, sel: str):
+        self.sel = sel
+        self.known: set = set()
+        self.hits: dict = {}  # pre/code/math element -> candidates found inside it by ``closest``
+
+    def __call__(self, el) -> bool:
+        if el in self.known:
+            return True
+        box = el.closest("pre, code, math")
+        if box is None:
+            return False
+        n = self.hits[box] = self.hits.get(box, 0) + 1
+        if n == 2:
+            self.known.update(box.query_selector_all(self.sel).values())
+        return True
 
 
 def _is_section_heading(el, txt: str) -> bool:
