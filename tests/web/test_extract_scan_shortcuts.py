@@ -1,0 +1,141 @@
+"""Cheaper page scans give what the plain definitions give, on every page of ../shared/data/html (ir_chaos,
+scrapinghub, readability) and on edge cases: ``_math_markup`` and ``_from_body`` with a regex search for their
+literal (``_MATH_WORD_RE``, ``_BODY_OPEN_RE``) equal their ``str.find`` definitions; the walk's password fields
+(every ``<input>``, tested by ``_is_password_input``) equal lexbor's ``input[type="password" i]``, and the walk's
+other lists equal those of the selector that asked for the password fields itself."""
+
+from __future__ import annotations
+
+import gzip
+import random
+
+import pytest
+
+from assay.stages.web import extract as X
+
+
+def _pages(shared_data) -> list[str]:
+    root = shared_data / "html"
+    paths = sorted((root / "ir_chaos/html").glob("*.htm*.gz")) + sorted((root / "scrapinghub/html").glob("*.html.gz"))
+    pages = [gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace") for p in paths]
+    pages += [p.read_text(encoding="utf-8", errors="replace")
+              for p in sorted((root / "readability/readability/input").glob("*.html"))]
+    if len(pages) < 100:
+        pytest.skip("no ir_chaos/scrapinghub/readability pages under ../shared/data/html")
+    return pages
+
+
+def _math_markup_by_find(html: str) -> set[str]:
+    """``_math_markup`` as defined before the regex: one ``str.find`` per occurrence of "math"."""
+    found: set[str] = set()
+    i = html.find("math")
+    n = 0
+    while i != -1:
+        n += 1
+        if n > X._MATH_SCAN_MAX:
+            return {"math/", "katex", "mjx-container", "mwe-math", "<math"}
+        if html.startswith("math/", i):
+            found.add("math/")
+        pre = html[max(0, i - 6):i]
+        if pre.endswith("<") or pre.endswith(":"):
+            found.add("<math")
+        elif pre.endswith("mwe-"):
+            found.add("mwe-math")
+        elif pre.endswith("katex-"):
+            found.add("katex")
+        i = html.find("math", i + 4)
+    if "<math" in found and "mjx-container" in html:
+        found.add("mjx-container")
+    if "<math" in found and "katex" not in found and "katex" in html:
+        found.add("katex")
+    return found
+
+
+def _from_body_by_find(html: str) -> str:
+    """``_from_body`` as defined before the regex (``str.find`` for "<body")."""
+    i = html.find("<body")
+    if i <= 0 or html[i + 5:i + 6] not in (">", " ", "\t", "\n", "\r", "/"):
+        return html
+    for opener, closer in (("<script", "</script"), ("<!--", "-->")):
+        j = html.rfind(opener, 0, i)
+        if j != -1 and html.find(closer, j, i) == -1:
+            return html
+    return html[i:]
+
+
+_EDGE = ["", "math", "mathmath", "mmath", "<math", "<m:math>", "x<mathmath/", "katex-mathml", "mwe-math-element",
+         "<script type='math/tex'>", "<math>" + "math " * (X._MATH_SCAN_MAX + 3), "math " * X._MATH_SCAN_MAX + "<math",
+         "<math> mjx-container", "<math> katex", "\u201c<math>\u201d", "\U0001f600 mwe-math <math",
+         "<body>", "x<body>", "<head></head><body class=x>", "<body", "<bodyx>", "<body\n>", "a<BODY>", "<b<body>",
+         "<script>document.write('<body>')</script><body>", "<!-- <body> --><body>", "<!-- x --><body>",
+         "<html><head>\u00e9</head><body>x</body><body>y"]
+
+
+def test_math_markup_and_from_body_equal_their_find_definitions(shared_data):
+    pages = _pages(shared_data)
+    n_math = n_body = 0
+    for page in pages + _EDGE:
+        got = X._math_markup(page)
+        assert got == _math_markup_by_find(page)
+        n_math += bool(got)
+        body = X._from_body(page)
+        assert body == _from_body_by_find(page)
+        n_body += body is not page
+    assert n_math >= 10 and n_body >= 300, (n_math, n_body)  # the comparison saw both outcomes often
+    rng = random.Random(7)
+    alphabet = ["math", "<", "body", ">", "/", " ", ":", "mwe-", "katex-", "\u00e9", "\u4e00", "mjx-container",
+                "script", "!--", "-->"]
+    for _ in range(20_000):
+        s = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 12)))
+        assert X._math_markup(s) == _math_markup_by_find(s), s
+        assert X._from_body(s) == _from_body_by_find(s), s
+
+
+_OLD_WALK = 'pre, code, kbd, samp, tt, table, img[alt], figcaption, input[type="password" i]'
+
+
+def _walk_lists(html: str):
+    """The rewriter's walk and the lists of the former selector (password fields asked of lexbor), as node lists."""
+    from resiliparse.parse.html import HTMLTree
+
+    tree = HTMLTree.parse(html)
+    rw = X._Rewriter(tree, html)
+    got = rw._walk()
+    pres, inline, tables, imgs, caps, pwd = [], [], [], [], [], []
+    for el in tree.document.query_selector_all(_OLD_WALK).values():
+        tag = el.tag
+        (pres if tag == "pre" else tables if tag == "table" else imgs if tag == "img"
+         else caps if tag == "figcaption" else pwd if tag == "input" else inline).append(el)
+    return got, (pres, inline, tables, imgs, caps, pwd)
+
+
+@pytest.mark.parametrize("inp,is_pwd", [
+    ('<input type="password">', True), ('<INPUT TYPE="PassWord">', True), ("<input type=password>", True),
+    ("<input type='PASSWORD' name=p>", True), ('<input type="&#112;assword">', True), ('<input type="password ">', False),
+    ('<input type=" password">', False), ('<input type="pass">', False), ('<input type="p\u0430ssword">', False),
+    ('<input type="passwords">', False), ("<input>", False), ("<input type>", False), ('<input name="password">', False),
+    ('<input type="\u212aey"><input type="password" type="text">', True), ('<input type="text" type="password">', False)])
+def test_password_fields_are_the_inputs_lexbor_selects(inp, is_pwd):
+    got, want = _walk_lists(f"<html><body><form>{inp}<pre>x</pre><img alt=a><code>c</code></form></body></html>")
+    assert [len(x) for x in got] == [len(x) for x in want]
+    assert got == want
+    assert bool(got[5]) == is_pwd
+
+
+def test_walk_lists_equal_those_of_the_former_selector(shared_data):
+    n_pwd = n_inputs = 0
+    for page in _pages(shared_data):
+        text = X._drop_scripts(X._from_body(page))
+        got, want = _walk_lists(text)
+        assert got == want
+        n_pwd += len(got[5])
+        n_inputs += text.count("<input")
+    assert n_pwd >= 5 and n_inputs >= 10 * n_pwd, (n_pwd, n_inputs)  # password fields and many other inputs seen
+
+
+def test_whitespace_only_pages_extract_to_nothing():
+    for s in (" ", "\n\n", "\u3000\t\r\n", "\u00a0", "\x1c\x1d\x1e\x1f\x85\u2028"):
+        assert not s.strip() and s.isspace()
+        assert X.extract_html_detailed(s) == ("", dict(X._EMPTY_STATS))
+    for c in map(chr, range(0x110000)):  # the test that replaced ``not text.strip()`` says the same of every character
+        assert c.isspace() == (not c.strip())
