@@ -108,7 +108,10 @@ TUNED_ON_PACKAGES = frozenset((
     "gnutls-doc", "libxmlsec1-doc", "python-mpmath-doc", "python-webob-doc", "libjson-glib-doc", "m4-doc",
     # h-floor15 (session 32): read to design the reference-aware web quality floor (Doxygen, gtk-doc, Javadoc
     # API reference pages that the prose-trained quality order ranks at the bottom)
-    "doxygen-doc", "libgtk-3-doc", "wx3.2-doc", "libcommons-lang3-java-doc", "libfmt-doc"))
+    "doxygen-doc", "libgtk-3-doc", "wx3.2-doc", "libcommons-lang3-java-doc", "libfmt-doc",
+    # h-lang15 (session 32): read page by page to design the lang_score exemption for API reference and
+    # Haddock's type signatures as code (Haddock, Javadoc, Doxygen pages lost to lang_score and the floor)
+    "libghc-aeson-doc", "libghc-pandoc-doc", "libghc-gi-gio-doc", "junit4-doc", "libeigen3-doc"))
 
 
 def doc_site(name: str) -> str:
