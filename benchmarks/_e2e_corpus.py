@@ -109,7 +109,9 @@ TUNED_ON_PACKAGES = frozenset((
     # h-floor15 (session 32): read to design the reference-aware web quality floor (Doxygen, gtk-doc, Javadoc
     # API reference pages that the prose-trained quality order ranks at the bottom)
     "doxygen-doc", "libgtk-3-doc", "wx3.2-doc", "libcommons-lang3-java-doc", "libfmt-doc",
-    # h-speed15 (session 32): profiled for speed (per-stage and per-function CPU of API-reference pages)
+    # h-speed15 and h-lang15 (session 32): profiled for speed (per-stage and per-function CPU of API-reference
+    # pages), then read page by page to design the lang_score exemption for API reference and Haddock's type
+    # signatures as code (Haddock, Javadoc, Doxygen pages lost to lang_score and the floor)
     "libghc-aeson-doc", "libghc-pandoc-doc", "libghc-gi-gio-doc", "libeigen3-doc", "junit4-doc"))
 
 

@@ -49,6 +49,14 @@ _INLINE_MATH_RE = re.compile(r"(?<![\\$\w])\$(?!\s)[^$\n]{1,300}?(?<!\s)\$(?!\w)
 # an inline code span (a run of backticks, the code, the same run), the whole span as group 1 (for re.split)
 _INLINE_CODE_SPLIT_RE = re.compile(r"((`+)[^`\n]+?\2)")
 _TABLE_ROW_RE = re.compile(r"^\|.*\|[ \t]*$", re.M)
+# a Haskell type signature on a line of its own, as Haddock renders a module's declarations (``<p class="src">``,
+# not ``<pre>``: the extraction leaves it as a text line, then Haddock's ``Source #`` links): ``name :: Type``, a
+# lower-case name (or names, or an operator in parentheses), `` :: `` and a type that opens with a name, ``(`` or
+# ``[``. Code: libghc-aeson-doc's Data.Aeson.Key page is 0.02 code share without it and its module pages fell to the
+# prose rules (alpha_words: ``::``, ``->`` and ``=>`` are words without a letter)
+_HASKELL_SIG_RE = re.compile(
+    r"^(?:[a-z_][A-Za-z0-9_']*|\([!#$%&*+./<=>?@^|~:\\-]{1,6}\))(?:, [a-z_][A-Za-z0-9_']*)* :: (?=[A-Za-z(\[])"
+    r"[^\n]{1,400}$", re.M)
 
 _STOP_WORDS = frozenset(STOP_WORDS)
 _FINEWEB_STOP_CHARS = tuple(TERMINAL_PUNCTUATION)
@@ -108,6 +116,8 @@ def split_prose(text: str, cut: bool = False) -> tuple[str, dict]:
             counts["n_code_blocks"] += 1
             counts["code_chars"] += len(prose) - m.start()
             prose = prose[:m.start()] + "\n"
+    if " :: " in prose:
+        prose = _HASKELL_SIG_RE.sub(_count("n_code_blocks", "code_chars", ""), prose)
     if "$" in prose:
         prose = _DISPLAY_MATH_RE.sub(_count("n_math", "math_chars", "\n"), prose) if "$$" in prose else prose
         prose = _INLINE_MATH_RE.sub(_count("n_math", "math_chars", "x"), prose)

@@ -197,8 +197,8 @@ def test_tuned_on_sites_are_marked_and_never_the_reserved_ones():
     assert corpus.tuned_on("scala-doc.test", "test") and corpus.tuned_on("libglib2-0-doc.test", "train")
     assert corpus.tuned_on("ruby3-1-doc.test", "dev") and corpus.tuned_on("nodejs-doc.test", "train")
     assert not corpus.tuned_on("python-scipy-doc.test", "test")
-    assert not corpus.tuned_on("wx3-2-doc.test", "train")  # set E: measured only
-    assert corpus.tuned_on("libeigen3-doc.test", "test")  # set E, profiled for speed in session 32
+    assert not corpus.tuned_on("python-sklearn-doc.test", "train")  # set E: measured only
+    assert corpus.tuned_on("libeigen3-doc.test", "train")  # set E, read by h-lang15 (session 32)
 
 
 def test_a_package_name_with_regex_characters_is_resolved_as_a_name(monkeypatch):

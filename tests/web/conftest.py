@@ -26,3 +26,36 @@ TUTORIAL_HTML = """<html><head><title>Sorting</title></head><body>
 @pytest.fixture(scope="session")
 def tutorial_html() -> str:
     return TUTORIAL_HTML
+
+
+@pytest.fixture(scope="session")
+def page_signals():
+    """``page_signals(html)``: the stored signals of one page as the default recipe's web steps write them
+    (extraction, heuristics, language ID), with its web quality percentile."""
+    from datatrove.data import Document
+
+    from assay.stages.web.extract import HtmlExtractor
+    from assay.stages.web.heuristics import WebHeuristicSignals
+    from assay.stages.web.langid import LanguageId
+    from assay.stages.web.quality import quality_percentile, quality_score
+
+    def signals(html: str) -> dict:
+        doc = Document(text=html, id="page", metadata={"source": "web", "content_type": "text/html"})
+        out = list(LanguageId().run(WebHeuristicSignals().run(HtmlExtractor().run(iter([doc])))))[0]
+        m = dict(out.metadata)
+        m["quality__web_pct"] = float(quality_percentile(quality_score([out.text]))[0])
+        return m
+
+    return signals
+
+
+@pytest.fixture(scope="module")
+def warc_pages(shared_data):
+    """The WARC sample pages of ``../shared/data`` (benchmarks/_e2e_corpus.py) by URL, with their split."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import _e2e_corpus
+
+    return {p.url: p for p in _e2e_corpus.warc_sample_pages(shared_data / "warc")}

@@ -94,5 +94,6 @@ def test_hyperlinked_source_longer_than_the_limit_kept(debian_doc):
     low = {"quality__web_pct": 0.01}
     assert decide(dict(m, **low), rules).reason is None
     old = dict(web_heuristic_signals(text[:300_000]), source="web")
-    assert old["web__code_share"] < 0.05
+    # its type signatures on lines of their own count as code (Haddock's declarations), far from the whole listing
+    assert old["web__code_share"] < 0.25
     assert decide(dict(old, **low), rules).reason is not None

@@ -153,7 +153,8 @@ def test_code_listing_exempt_from_prose_floors(doc_packages):
 def test_unless_exempts_code_listings_only():
     """``unless`` in a rule: the language floor and the prose-shape rules do not apply to code listings."""
     rules = [r for r in default_web_rules() if r["name"] == "lang_score"]
-    assert rules and [c["signal"] for c in rules[0]["unless"]] == ["web__code_share", "lang__prose_score_margin"]
+    assert rules and [c["signal"] for c in rules[0]["unless"]] == ["web__code_share", "lang__prose_score_margin",
+                                                                   "web__identifier_share"]
     spec = {"rules": rules}
     low = {"source": "web", "lang__score_margin": -0.3}
     assert decide(dict(low, web__code_share=0.9), spec).reason is None

@@ -11,38 +11,19 @@ without apt) and general-web pages of the WARC samples in ``../shared/data`` (tr
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from datatrove.data import Document
 
 from assay.stages.decisions.rules import decide
-from assay.stages.web.extract import HtmlExtractor
-from assay.stages.web.heuristics import WebHeuristicSignals, identifier_share
-from assay.stages.web.langid import LanguageId
+from assay.stages.web.heuristics import identifier_share
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = yaml.safe_load((ROOT / "pipeline/recipes/default.yaml").read_text())["decisions"]["rules"]
 FLOOR = next(r for r in RULES if r["name"] == "web_quality_floor")
 # the floor as it was (cd2564c): exempt only pages with a code share of 0.05 or more
 OLD_FLOOR = dict(FLOOR, unless={"signal": "web__code_share", "op": ">=", "value": 0.05})
-
-
-def _signals(html: str) -> dict:
-    """The stored signals of one page as the default recipe's web steps write them, with its web percentile."""
-    from assay.stages.web.quality import quality_percentile, quality_score
-
-    doc = Document(text=html, id="page", metadata={"source": "web", "content_type": "text/html"})
-    out = list(LanguageId().run(WebHeuristicSignals().run(HtmlExtractor().run(iter([doc])))))[0]
-    m = dict(out.metadata)
-    m["quality__web_pct"] = float(quality_percentile(quality_score([out.text]))[0])
-    return m
-
-
-def _page(path: Path) -> dict:
-    return _signals(path.read_text(encoding="utf-8", errors="replace"))
 
 
 def _floor_reason(m: dict, rule: dict) -> str | None:
@@ -79,10 +60,10 @@ def test_identifier_share_counts_api_names_not_brands_or_hosts():
     # gtk-doc (GTK 3's standard enumerations): each enumeration's values and their meaning in a table
     ("libgtk-3-doc", "usr/share/gtk-doc/html/gtk3/gtk3-Standard-Enumerations.html"),
 ])
-def test_table_reference_kept(debian_doc, package, page):
+def test_table_reference_kept(debian_doc, page_signals, package, page):
     """Signatures and names in table cells, a code share of 0 or near it, a web percentile under the floor.
     The old floor dropped the page; it passes every rule now."""
-    m = _page(debian_doc(package) / page)
+    m = page_signals((debian_doc(package) / page).read_text(encoding="utf-8", errors="replace"))
     assert m["quality__web_pct"] < 0.02 and m["web__code_share"] < 0.05
     assert m["web__identifier_share"] >= 0.10
     assert _floor_reason(m, OLD_FLOOR) == "web_web_quality_floor"
@@ -90,30 +71,23 @@ def test_table_reference_kept(debian_doc, package, page):
 
 
 @pytest.mark.slow
-def test_javadoc_package_summary_kept(debian_doc):
+def test_javadoc_package_summary_kept(debian_doc, page_signals):
     """Javadoc (commons-lang3): class pages carry their signatures in ``<pre>`` (code share >= 0.05: exempt
     already); a package summary is a table of class names and one-line descriptions with no code. The order
     ranks this one just over the floor (about 0.04); at a percentile under it (other Javadoc sets), the old
     floor dropped such a page and the identifier share now keeps it."""
     pkg = debian_doc("libcommons-lang3-java-doc")
-    m = _page(pkg / "usr/share/doc/libcommons-lang3-java/api/org/apache/commons/lang3/text/translate/package-summary.html")
+    page = pkg / "usr/share/doc/libcommons-lang3-java/api/org/apache/commons/lang3/text/translate/package-summary.html"
+    m = page_signals(page.read_text(encoding="utf-8", errors="replace"))
     assert m["web__code_share"] < 0.05 and m["web__identifier_share"] >= 0.10
     low = dict(m, quality__web_pct=0.005)
     assert _floor_reason(low, OLD_FLOOR) == "web_web_quality_floor"
     assert decide(low, {"rules": RULES}).reason is None
 
 
-@pytest.fixture(scope="module")
-def warc_pages(shared_data):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import _e2e_corpus
-
-    return {p.url: p for p in _e2e_corpus.warc_sample_pages(shared_data / "warc")}
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("url", ["http://www.archive.org/index.php", "http://www.archive.org/details/JTRNET15"])
-def test_general_web_navigation_still_excluded(warc_pages, url):
+def test_general_web_navigation_still_excluded(warc_pages, page_signals, url):
     """archive.org's front page and a media details page (WARC samples, train split): link lists and tables
     (``web__reference_page``: 5+ table rows), user and collection names (GratefulDead, JTRNET15_vbr_mp3): the
     general-web pages with the most identifier-like names among those the floor alone excludes (under 0.10)."""
@@ -121,7 +95,7 @@ def test_general_web_navigation_still_excluded(warc_pages, url):
         pytest.skip(f"{url} is not among the WARC samples of ../shared/data")
     page = warc_pages[url]
     assert page.split == "train"
-    m = _signals(page.body.decode("utf-8", errors="replace"))
+    m = page_signals(page.body.decode("utf-8", errors="replace"))
     assert m["web__reference_page"]  # a floor exempting reference pages would keep it
     assert m["quality__web_pct"] < 0.02 and m["web__code_share"] < 0.05 and m["web__identifier_share"] < 0.10
     assert decide(m, {"rules": RULES}).reason == "web_web_quality_floor"
