@@ -1225,11 +1225,17 @@ def _link_grid(t, rows: list[list[str]]) -> bool:
     return linked >= 0.9 * sum(len(c) for c in cells)
 
 
+# candidates found inside one pre/code/math element by ``closest`` before the rest of them are asked for by one
+# query of its subtree (a query costs about as much as a few dozen ``closest`` calls on a long listing: pandoc's
+# sources hold 10-33 comment spans a page, gi-gio's 229-1,484)
+_IN_CODE_QUERY_AT = 32
+
+
 class _InCode:
     """``el.closest("pre, code, math") is not None`` for the widget candidates of one ``boilerplate`` pass (``sel``
     their selector). A hyperlinked source listing has thousands inside one ``<pre>`` (Haddock's ``<span
-    class="hs-comment">``), each ``closest`` a selector parse and an ancestor walk: from the second candidate found
-    inside one element, every candidate in that element is known by one query (``known``). Removing a subtree
+    class="hs-comment">``), each ``closest`` a selector parse and an ancestor walk: from the ``_IN_CODE_QUERY_AT``-th
+    candidate found inside one element, every candidate in that element is known by one query (``known``). Removing a subtree
     changes no ancestor of an element left, so ``known`` stays right while ``boilerplate`` decomposes widgets."""
 
     __slots__ = ("sel", "known", "hits")
@@ -1246,7 +1252,7 @@ class _InCode:
         if box is None:
             return False
         n = self.hits[box] = self.hits.get(box, 0) + 1
-        if n == 2:
+        if n == _IN_CODE_QUERY_AT:
             self.known.update(box.query_selector_all(self.sel).values())
         return True
 
