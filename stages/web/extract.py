@@ -2145,7 +2145,11 @@ def _trim_before_title(text: str, title: str) -> str:
             if prose > _PROSE_ABOVE_TITLE_MAX:
                 return text
         if ln and _norm_ws(ln) == title:
-            return "\n".join([x for x in lines[:i] if _PH_OPEN in x] + lines[i:]) if i else text
+            # nothing after the heading: a section heading that ends what the extractor kept (Haddock's
+            # "Documentation" under a module's one-line description), not the headline of an article below it
+            if not i or not any(x.strip() for x in lines[i + 1:]):
+                return text
+            return "\n".join([x for x in lines[:i] if _PH_OPEN in x] + lines[i:])
     return text
 
 
