@@ -8,9 +8,10 @@ technical content back:
   language from the class attribute (``language-py``, ``lang-js``, ``brush: cpp``, ``highlight-source-go``,
   ``sourceCode python``, ``data-lang``); ``<br>`` inside code becomes a newline. Line-number gutters
   (Pygments/Sphinx/MkDocs ``td.linenos``, Rouge ``td.gutter``, Hugo/Chroma ``table.lntable``, GitHub
-  ``td.blob-num``) are dropped; a code ``<figure>`` (Jekyll/GitHub Pages ``figure.highlight``, which the
-  main-content extractor would drop) is replaced by its block. tests/web/test_code_markup.py has one
-  test per generator.
+  ``td.blob-num``) are dropped; Doxygen's code view (``div.fragment`` of ``div.line`` rows, no ``<pre>``) is
+  read as a ``<pre>``, one line per row, without its ``span.lineno`` numbers; a code ``<figure>`` (Jekyll/GitHub
+  Pages ``figure.highlight``, which the main-content extractor would drop) is replaced by its block.
+  tests/web/test_code_markup.py has one test per generator.
 * inline ``<code>/<kbd>/<samp>/<tt>`` -> ``` `x` ``` inline.
 * math -> LaTeX: ``<math>`` (``annotation encoding="application/x-tex"`` when present, otherwise a
   MathML -> LaTeX conversion), MathJax ``<script type="math/tex">`` (mode=display), KaTeX
@@ -934,6 +935,38 @@ class _Rewriter:
             if doc.contains(g):
                 g.decompose()
 
+    def doxygen_fragments(self) -> None:
+        """Doxygen's code view (source listings ``*_source.html``, examples): a ``div.fragment`` of ``div.line``
+        rows, led by a ``span.lineno`` number in source listings, without a ``<pre>`` -> a ``<pre>`` of its code,
+        one line per row, indentation kept (``&#160;`` and spaces), line numbers left out (with the one
+        ``&#160;`` older Doxygen writes after them), which ``code`` then rewrites as it does every ``<pre>``.
+        Runs before the page walk and the widget layer (whose "comment" would take Doxygen's ``<span
+        class="comment">``). A fragment that holds a ``<pre>`` (Doxygen 1.5-1.7) is left as it is."""
+        doc = self.tree.document
+        if doc is None or "fragment" not in self.class_tokens:
+            return
+        for frag in doc.query_selector_all("div.fragment").values():
+            _check_deadline(self.deadline)
+            if not doc.contains(frag) or frag.query_selector("pre") is not None:
+                continue
+            rows = list(frag.query_selector_all("div.line").values())
+            if not rows:
+                continue
+            numbered = False
+            for n in frag.query_selector_all("span.lineno").values():
+                n.decompose()
+                numbered = True
+            lines = []
+            for row in rows:
+                t = (row.text or "").replace("\n", "")
+                lines.append(t[1:] if numbered and t.startswith("\u00a0") else t)
+            pre = self.tree.create_element("pre")
+            pre.append_child(self.tree.create_text_node("\n".join(lines)))
+            try:
+                frag.replace_with(pre)
+            except Exception:  # noqa: BLE001 - detached nodes etc.
+                pass
+
     def code(self) -> None:
         doc = self.tree.document
         if doc is None:
@@ -1738,6 +1771,7 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
         raise ExtractTooDeep(f"tag nesting deeper than {MAX_DEPTH}")
     tree = HTMLTree.parse(text)
     rw = _Rewriter(tree, text, deadline)
+    rw.doxygen_fragments()
     rw.boilerplate()
     rw.math()
     _check_deadline(deadline)
@@ -2117,7 +2151,11 @@ def _trim_before_title(text: str, title: str) -> str:
             if prose > _PROSE_ABOVE_TITLE_MAX:
                 return text
         if ln and _norm_ws(ln) == title:
-            return "\n".join([x for x in lines[:i] if _PH_OPEN in x] + lines[i:]) if i else text
+            # nothing after the heading: a section heading that ends what the extractor kept (Haddock's
+            # "Documentation" under a module's one-line description), not the headline of an article below it
+            if not i or not any(x.strip() for x in lines[i + 1:]):
+                return text
+            return "\n".join([x for x in lines[:i] if _PH_OPEN in x] + lines[i:])
     return text
 
 

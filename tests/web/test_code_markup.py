@@ -4,6 +4,7 @@ way the generator writes it."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,43 @@ def test_real_sphinx_pages_keep_every_pre_line(shared_data: Path):
         ref = pre_lines(html)
         hits, total = code_fidelity(ref, extract_html(html))
         assert total > 20 and hits / total >= 0.98, (name, hits, total)
+
+
+def test_doxygen_fragment_older_markup():
+    """Doxygen 1.8 wrote ``&#160;`` after each line number and ``&#160;`` runs as indentation; an example
+    fragment (no line numbers) keeps a leading ``&#160;`` as indentation."""
+    rows = [("1", "int main() {"), ("2", "&#160;&#160;&#160;&#160;return 0;"), ("3", "}")]
+    listing = "".join(f'<div class="line"><a name="l0000{n}"></a><span class="lineno">{n}</span>&#160;{c}</div>'
+                      for n, c in rows)
+    html = _page(f'<div class="fragment">{listing}</div>')
+    assert _fenced(extract_html(html), "", ["int main() {", "    return 0;", "}"])
+    example = '<div class="fragment"><div class="line">if (x) {</div><div class="line">&#160;&#160;f(x);</div>' \
+              '<div class="line">}</div></div>'
+    assert _fenced(extract_html(_page(example)), "", ["if (x) {", "  f(x);", "}"])
+
+
+def _doxygen_rows(html: str) -> list[str]:
+    """A Doxygen page's code rows as written: each ``div.line`` without its ``span.lineno``, tags off."""
+    import html as html_mod
+    import re
+
+    rows = re.findall(r'<div class="line">(.*?)</div>', html)
+    rows = [re.sub(r'<span class="lineno">.*?</span>', "", r, count=1) for r in rows]
+    return [html_mod.unescape(re.sub(r"<[^>]+>", "", r)).replace("\u00a0", " ").rstrip() for r in rows]
+
+
+@pytest.mark.slow
+def test_doxygen_source_listing_real_page(debian_doc):
+    """Eigen's ComplexEigenSolver.h listing (libeigen3-doc, Doxygen 1.9: ``div.fragment`` of ``div.line`` rows led
+    by ``span.lineno``, no ``<pre>``): one fenced block, every row verbatim with its indentation and comments
+    (Doxygen's ``<span class="comment">``, which the widget layer took for reader comments), no line numbers.
+    The listing had no code block before (code share 0): the prose rules dropped every Eigen source page."""
+    page = debian_doc("libeigen3-doc") / "usr/share/doc/libeigen3-dev/html/ComplexEigenSolver_8h_source.html"
+    html = page.read_text(encoding="utf-8")
+    rows = _doxygen_rows(html)
+    assert len(rows) > 200
+    assert "              m_eivalues(size)," in rows and "// This file is part of Eigen, a lightweight C++ " \
+        "template library" in rows
+    text = extract_html(html)
+    assert _fenced(text, "", rows)
+    assert not re.search(r"^\s*\d+\s*(?://|#include|typedef)", text, re.M)  # no line number kept before code

@@ -359,6 +359,26 @@ def test_lines_above_the_title_dropped_unless_prose_precedes():
     assert text.startswith("Budget passes") and "Paragraph 7" in text
 
 
+def test_lines_above_a_last_heading_kept():
+    """A heading that ends the text heads nothing: the lines above it stay."""
+    from assay.stages.web.extract import _trim_before_title
+
+    lines = ["Conversion of Docx type to a Pandoc document.", "", "Documentation", ""]
+    assert _trim_before_title("\n".join(lines), "Documentation") == "\n".join(lines)
+    assert _trim_before_title("\n".join(lines + ["readDocx :: ByteString"]), "Documentation") == \
+        "Documentation\n\nreadDocx :: ByteString"
+
+
+@pytest.mark.slow
+def test_haddock_module_description_kept(debian_doc):
+    """pandoc's Docx reader module (libghc-pandoc-doc, Haddock): a one-line description, then ``<h1>Documentation``
+    over one signature, which resiliparse's main-content pass drops on a page this small. The trim above the
+    title took the description as a menu above the headline and left "Documentation" alone."""
+    page = debian_doc("libghc-pandoc-doc") / "usr/share/doc/libghc-pandoc-doc/html/Text-Pandoc-Readers-Docx.html"
+    text = extract_html(page.read_text(encoding="utf-8"))
+    assert text.startswith("Conversion of Docx type (defined in Text.Pandoc.Readers.Docx.Parse) to `Pandoc` document.")
+
+
 def test_drop_scripts_keeps_mathjax_and_text():
     from assay.stages.web.extract import _drop_scripts
 
