@@ -789,9 +789,18 @@ class _Rewriter:
         return tok + _PH_PAD * pad
 
     def _replace_with_text(self, el, text: str) -> None:
-        tn = self.tree.create_text_node(text)
+        self._replace(el, self.tree.create_text_node(text))
+
+    def _replace_with_pre(self, el, text: str) -> None:
+        """``el`` -> a ``<pre>`` holding ``text`` (a code figure's block, a Doxygen code view)."""
+        pre = self.tree.create_element("pre")
+        pre.append_child(self.tree.create_text_node(text))
+        self._replace(el, pre)
+
+    @staticmethod
+    def _replace(el, node) -> None:
         try:
-            el.replace_with(tn)
+            el.replace_with(node)
         except Exception:  # noqa: BLE001 - detached nodes etc.
             pass
 
@@ -960,12 +969,7 @@ class _Rewriter:
             for row in rows:
                 t = (row.text or "").replace("\n", "")
                 lines.append(t[1:] if numbered and t.startswith("\u00a0") else t)
-            pre = self.tree.create_element("pre")
-            pre.append_child(self.tree.create_text_node("\n".join(lines)))
-            try:
-                frag.replace_with(pre)
-            except Exception:  # noqa: BLE001 - detached nodes etc.
-                pass
+            self._replace_with_pre(frag, "\n".join(lines))
 
     def code(self) -> None:
         doc = self.tree.document
@@ -1003,12 +1007,7 @@ class _Rewriter:
             # <figure class="highlight">): put the block in the figure's place
             fig = pre.closest("figure") if in_figure else None
             if fig is not None and fig.query_selector("img, video, picture, svg") is None:
-                repl = self.tree.create_element("pre")
-                repl.append_child(self.tree.create_text_node(tok))
-                try:
-                    fig.replace_with(repl)
-                except Exception:  # noqa: BLE001 - detached nodes etc.
-                    pass
+                self._replace_with_pre(fig, tok)
         # in document order, an element comes before its descendants, and rewriting one (inner text or a
         # placeholder) detaches them: inline code inside a <pre> (rewritten above) or inside another inline
         # element is out of the document by the time it comes up, so no ancestor search is needed
@@ -1326,7 +1325,8 @@ _CHROME_LINES = frozenset((
 # lone "By" above a name line is a byline split in two, which Readability's golds keep)
 _EMPTY_FIELDS_RE = re.compile(r"(?:(?:posted|published|updated|written|by|at|on|in|labels?|tags?|tagged|filed under|"
                               r"categor(?:y|ies)|author)[\s:,|/•·-]*)+", re.I)
-_EMPTY_FIELD_ENDS = frozenset(":,|/•·- tdynlsr")  # the last character of a match, a prefilter
+# a prefilter: the last character of a match, its punctuation or the last letter of a label word ("tag" included)
+_EMPTY_FIELD_ENDS = frozenset(":,|/•·- tdynlsrg")
 # gallery counters and number-only lines ("3/31", "2 of 5", "’17", "1"): no letters, not content
 _COUNTER_LINE_RE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^\W*\d+\s+(?:of|von|de|sur|di)\s+\d+\W*$")
 # link teasers and credits on a line of their own: "Also read: ...", "MORE: ...", "Related Story: ...",
@@ -1525,7 +1525,7 @@ def _restore(text: str, rw: _Rewriter) -> str:
             if n <= 40 and (key.strip(_CHROME_STRIP).lower() in _CHROME_LINES
                             or not key[:1].isalpha() and _COUNTER_LINE_RE.match(key)
                             or key[-1:].isdigit() and _MEDIA_COUNTER_RE.match(key)
-                            or key[-1:] in _EMPTY_FIELD_ENDS and _EMPTY_FIELDS_RE.fullmatch(key)
+                            or key[-1:].lower() in _EMPTY_FIELD_ENDS and _EMPTY_FIELDS_RE.fullmatch(key)
                             and (" " in key or ":" in key)):
                 continue
             if (8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key.lstrip(_CHROME_STRIP))

@@ -172,6 +172,7 @@ def test_camel_case_caption_class_is_a_widget():
                                   "NEWS // Overwatch // By James Chen // 20h ago", "On 6/13/2018 by @lazharichir",
                                   # metadata templates left empty (_EMPTY_FIELDS_RE)
                                   "Posted by at", "Labels: ,", "Posted: |", "Written on by", "Tags:",
+                                  "Posted in tag", "POSTED BY AT",  # a label word's last letter, in any case
                                   # a credit naming a domain, a copyright line with "@" for "©"
                                   "Via SyndiGate.info", "Copyright @ 2019 The New Arab.",
                                   "Don’t miss: Buybacks slow in Q3, but tax reform could change that in 2017."])
