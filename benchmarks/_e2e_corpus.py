@@ -94,6 +94,11 @@ RESERVED_PACKAGE_RE = re.compile(r"^(python3\.11-doc|postgresql-doc(-\d+)?|git-d
 # qtfeedback5-doc, libghc-listlike-doc, libghc-witherable-doc, python-django-pipeline-doc, python-listparser-doc,
 # libghc-lambdabot-novelty-plugins-doc, placement-doc, libnetcdf-c++4-doc, libgecode-doc, breathe-doc; session 32,
 # drawn the same way with seed 2026120233 after set Q, before any change was measured on it) is kept for the
+# session's final measurement only, and was measured at that session's end. Set S (libdbusmenu-glib-doc, skalibs-doc,
+# python3-pgpy-doc, python-django-extensions-doc, libghc-data-reify-doc, libcontent-hub-doc, python-pytest-order-doc,
+# libnet1-doc, libghc-snap-doc, python-doc8-doc, coreboot-utils-doc, python-oslo.serialization-doc, python-mdtraj-doc,
+# libpwiz-doc, python-tinycss-doc, libghc-hslua-module-system-doc, libftdi1-doc, reglookup-doc, libghc-clock-doc;
+# session 33, drawn the same way with seed 2026120234 before any change of that session was made) is kept for that
 # session's final measurement only.
 # Choose new packages to rehearse.
 TUNED_ON_PACKAGES = frozenset((
