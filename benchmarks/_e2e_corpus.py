@@ -117,7 +117,10 @@ TUNED_ON_PACKAGES = frozenset((
     # h-speed15 and h-lang15 (session 32): profiled for speed (per-stage and per-function CPU of API-reference
     # pages), then read page by page to design the lang_score exemption for API reference and Haddock's type
     # signatures as code (Haddock, Javadoc, Doxygen pages lost to lang_score and the floor)
-    "libghc-aeson-doc", "libghc-pandoc-doc", "libghc-gi-gio-doc", "libeigen3-doc", "junit4-doc"))
+    "libghc-aeson-doc", "libghc-pandoc-doc", "libghc-gi-gio-doc", "libeigen3-doc", "junit4-doc",
+    # h-doc16 (session 33): set R's two packages with the lowest <pre> kept (open3d-doc 0.080, pluma-doc 0.649 at
+    # 548c3ec) read page by page to find where their <pre> lines went; set R's other packages were not read
+    "open3d-doc", "pluma-doc"))
 
 
 def doc_site(name: str) -> str:

@@ -40,9 +40,18 @@ def _decode(raw: bytes) -> str:
         return raw.decode("utf-8", errors="replace")
 
 
+# line-number gutters of syntax highlighters: numbers beside the code, not code. Pygments (Sphinx, MkDocs) writes them
+# inside the <pre> (``linenos: inline``: span.linenos before every line) or as a <pre> of their own in a table cell
+# (td.linenos, div.linenodiv); Rouge td.gutter/pre.lineno, Chroma span.lnt and the first td.lntd, GitHub td.blob-num,
+# highlight.js and Prism line-number plugins
+GUTTER_SELECTOR = ("pre .linenos, pre .lnt, pre .lineno, td.linenos, .linenodiv, td.gutter, pre.lineno, "
+                   "table.lntable td.lntd:first-child, td.blob-num, .hljs-ln-numbers, .line-numbers-rows")
+
+
 def pre_lines(html: str) -> list[str]:
     """Non-empty lines of every outermost <pre> in the page (DOM text, <br> as newline, trailing
-    whitespace and NBSP normalised)."""
+    whitespace and NBSP normalised), line-number gutters (``GUTTER_SELECTOR``) left out: the line
+    " 63# examples/refine.py" of an inline-numbered Sphinx listing is "# examples/refine.py"."""
     from resiliparse.parse.html import HTMLTree
 
     tree = HTMLTree.parse(html)
@@ -50,6 +59,9 @@ def pre_lines(html: str) -> list[str]:
     lines: list[str] = []
     if doc is None:
         return lines
+    for node in doc.query_selector_all(GUTTER_SELECTOR).values():
+        if node.parent is not None:  # (a gutter inside one already taken out is detached with it)
+            node.decompose()
     for pre in doc.query_selector_all("pre").values():
         if pre.parent is not None and hasattr(pre.parent, "closest") and pre.parent.closest("pre") is not None:
             continue

@@ -1516,7 +1516,10 @@ def _restore(text: str, rw: _Rewriter) -> str:
         key = line.strip()
         n = len(key)
         if not n:  # blank lines (about 40% of them) need none of the checks below
-            kept.append(line.rstrip(" \t"))
+            # a line of white space alone is blank, NBSP included: gtk-doc's empty annotation cell ("&nbsp;")
+            # of a one-row parameter table came out as a paragraph "\t\t\xa0" per function, which the
+            # duplicate-paragraph signals counted as one paragraph repeated
+            kept.append("")
             continue
         if 30 <= n <= _CREDIT_LINE_MAX and (key[-1] in ")]" or key[-1] == "." and key[-2] in ")]"
                                              or key.find(":", n - 80) >= 0) and _is_credited_caption(key):
