@@ -281,7 +281,13 @@ def _boilerplate_selector(class_vals: set[str], id_vals: set[str], class_text: s
             # shorter widget words inside ``w`` are listed once, ``_INNER_WIDGET_WORDS``)
             if not any(k in kept and (cs or not kept[k]) for k in _INNER_WIDGET_WORDS.get(w, ())):
                 kept[w] = cs
-        sel += [f'[{attr}*="{w}"]' if cs else f'[{attr}*="{w}" i]' for w, cs in sorted(kept.items())]
+        alts = [f'[{attr}*="{w}"]' if cs else f'[{attr}*="{w}" i]' for w, cs in sorted(kept.items())]
+        if len(alts) > 1:
+            # one attribute test first: most elements have no class (or no id), and lexbor then skips every
+            # substring test of the list (train+dev gold pages: the whole-page query 148 -> 125 ms, -15%)
+            sel.append(f"[{attr}]:is({', '.join(alts)})")
+        else:
+            sel += alts
     return ", ".join(sel) if sel else None
 
 

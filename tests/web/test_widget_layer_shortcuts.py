@@ -1,0 +1,73 @@
+"""The widget layer's shortcuts give what the plain definitions give.
+
+``_boilerplate_selector`` groups a page's widget words per attribute (``[class]:is([class*="share"], ...)``):
+lexbor then tests the attribute's presence once per element instead of once per word; it selects the elements
+the plain list of words selects, in the same order. Checked on the real pages of ../shared/data against the
+plain definitions."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.stages.web import extract as X
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+
+def _pages(shared_data) -> list[str]:
+    from _web_data import html_pages
+
+    pages = [html for _, html in html_pages(shared_data)]
+    if not pages:
+        pytest.skip("no scrapinghub/readability pages under ../shared/data/html")
+    return pages
+
+
+def _plain_selector(sel: str) -> str:
+    """The grouped selector as the plain list of its words: ``[class]:is(A, B), C`` -> ``A, B, C``."""
+    return re.sub(r"\[(?:class|id)\]:is\(([^()]*)\)", r"\1", sel)
+
+
+_WIDGETS = ('<html><body><div class="site-header Share"><p id="Read-More">a</p></div>'
+            '<div class="COMMENTS">b</div><span class="comments-area">c</span><p class="imageCaption">d</p>'
+            '<p class="caption">e</p><div id="social-bar" class="x">f</div><div id="sidebar">g</div>'
+            "<article><p>Text.</p></article></body></html>")
+
+
+def _selector_of(page: str):
+    """(the page's document as the widget layer sees it, its widget selector)."""
+    from resiliparse.parse.html import HTMLTree
+
+    text = X._drop_scripts(X._from_body(page))
+    rw = X._Rewriter(HTMLTree.parse(text), text)
+    return rw.tree.document, X._boilerplate_selector(rw.class_tokens, rw.attr_values[1], rw.attr_text)
+
+
+def test_grouped_widget_selector_selects_what_its_words_select(shared_data):
+    n_grouped = n_selected = 0
+    for page in _pages(shared_data) + [_WIDGETS]:
+        doc, sel = _selector_of(page)
+        if not sel or doc is None:
+            continue
+        plain = _plain_selector(sel)
+        assert ":is(" not in plain
+        n_grouped += plain != sel
+        got = doc.query_selector_all(sel).values()
+        assert got == doc.query_selector_all(plain).values()
+        n_selected += len(got)
+    assert n_grouped >= 100 and n_selected >= 5000, (n_grouped, n_selected)
+
+
+def test_grouped_widget_selector_keeps_case_rules():
+    doc, sel = _selector_of(_WIDGETS)
+    # words spelled in capitals only are asked case-insensitively ("Share", "Read-More"), "caption" also as
+    # "imageCaption"; a word the page also spells in lower case is asked as spelled ("COMMENTS" is not selected)
+    assert sel == ('[class]:is([class*="caption" i], [class*="comments"], [class*="header"], [class*="share" i]), '
+                   '[id]:is([id*="read-more" i], [id*="sidebar"], [id*="social"])')
+    got = {(e.tag, e.text) for e in doc.query_selector_all(sel).values()}
+    assert got == {("div", "a"), ("p", "a"), ("span", "c"), ("p", "d"), ("p", "e"), ("div", "f"), ("div", "g")}
+    assert got == {(e.tag, e.text) for e in doc.query_selector_all(_plain_selector(sel)).values()}
