@@ -2,8 +2,8 @@
 
 ``_boilerplate_selector`` groups a page's widget words per attribute (``[class]:is([class*="share"], ...)``):
 lexbor then tests the attribute's presence once per element instead of once per word; it selects the elements
-the plain list of words selects, in the same order. Checked on the real pages of ../shared/data against the
-plain definitions."""
+the plain list of words selects, in the same order. ``_spare_doc_comments`` skips its query on pages without
+code. Checked on the real pages of ../shared/data against the plain definitions."""
 
 from __future__ import annotations
 
@@ -71,3 +71,15 @@ def test_grouped_widget_selector_keeps_case_rules():
     got = {(e.tag, e.text) for e in doc.query_selector_all(sel).values()}
     assert got == {("div", "a"), ("p", "a"), ("span", "c"), ("p", "d"), ("p", "e"), ("div", "f"), ("div", "g")}
     assert got == {(e.tag, e.text) for e in doc.query_selector_all(_plain_selector(sel)).values()}
+
+
+def test_doc_comment_pass_without_code_on_the_page_skips_nothing_it_would_spare(shared_data, monkeypatch):
+    """The pass skipped on pages without ``<pre>``/``<code>`` (``_has_code_elements``) spares nothing there: the
+    extraction of every page is the one the pass run on every page gives."""
+    pages = _pages(shared_data) + [
+        '<div class="comment"><p>Note on the API, in prose with no code at all here.</p></div>'
+        '<div class="doc-comment"><p>Returns the value.</p><pre>f x = x</pre></div>']
+    fast = [X.extract_html(p) for p in pages]
+    monkeypatch.setattr(X._Rewriter, "_has_code_elements", lambda self: True)
+    assert [X.extract_html(p) for p in pages] == fast
+    assert "f x = x" in fast[-1] and "Returns the value." in fast[-1]
