@@ -203,10 +203,27 @@ _MIN_ARTICLE_SENTENCES = 5
 _PROSE_WIDGET_WORDS = frozenset(("caption",))
 
 
-def _sentence_breaks(text: str) -> int:
-    """Rough count of sentence ends in running text (C-speed substring counts)."""
-    return (text.count(". ") + text.count("? ") + text.count("! ") + text.count(".\n") + text.count("。")
-            + text.count("？") + text.count("！"))
+# what ends a sentence in running text (a rough count: "e.g. " counts too)
+_SENTENCE_ENDS = (". ", "? ", "! ", ".\n", "。", "？", "！")
+
+
+def _has_sentence_breaks(text: str, n: int = 1) -> bool:
+    """``text`` holds at least ``n`` sentence ends (``_SENTENCE_ENDS``, non-overlapping occurrences of each, as
+    ``str.count`` counts them), read only as far as the ``n``-th: every caller asks for a threshold (1 or 5), and
+    most texts asked about are prose that reaches it in a few hundred characters, where counting read the whole
+    text seven times (train+dev gold pages: 48 -> 14 ms over 1,799 texts, 3.9M characters). A pattern whose
+    first character is absent is skipped after one character search."""
+    found = 0
+    for end in _SENTENCE_ENDS:
+        if end[0] not in text:
+            continue
+        i = text.find(end)
+        while i >= 0:  # (no end overlaps itself: ``find`` from i + 1 meets what ``count`` counts)
+            found += 1
+            if found >= n:
+                return True
+            i = text.find(end, i + 1)
+    return False
 
 
 _NEGATED_TOKEN_RE = re.compile(r"(?:^|\s)no[-_]\S*")
@@ -754,7 +771,7 @@ class _Rewriter:
         if art is None:
             return ""
         art_text = art.text or ""  # a teaser card or news ticker is an <article> too, without the story
-        return t if len(art_text) >= 800 and _sentence_breaks(art_text) >= 5 else ""
+        return t if len(art_text) >= 800 and _has_sentence_breaks(art_text, 5) else ""
 
     def math_markup(self) -> set[str]:
         """``_math_markup`` of the page source (cached)."""
@@ -777,7 +794,7 @@ class _Rewriter:
                 self.body_elements.append(b)
                 if len(t) > len(best_text):
                     best, best_text = b, t
-            if best is not None and len(best_text) >= 800 and _sentence_breaks(best_text) >= 5:
+            if best is not None and len(best_text) >= 800 and _has_sentence_breaks(best_text, 5):
                 self._body = best
         return self._body
 
@@ -1226,8 +1243,8 @@ class _Rewriter:
             # of which 1,017 were text (the same block minified would have gone)
             if len(txt) > _MAX_BOILERPLATE_BLOCK_CHARS and len(" ".join(txt.split())) > _MAX_BOILERPLATE_BLOCK_CHARS:
                 continue
-            if (len(txt) >= 600 and _sentence_breaks(txt) >= _MIN_ARTICLE_SENTENCES
-                    and m.group(1).lower() not in _PROSE_WIDGET_WORDS):
+            if (len(txt) >= 600 and m.group(1).lower() not in _PROSE_WIDGET_WORDS
+                    and _has_sentence_breaks(txt, _MIN_ARTICLE_SENTENCES)):
                 continue
             if txt.strip() and el.query_selector("pre, math, article, main, h1") is not None:
                 continue  # a text-less block holds no code, formula or headline worth keeping
@@ -1247,13 +1264,13 @@ _INLINE_PROSE_MIN = 80  # characters of the parent's text around the element
 def _inline_in_prose(el, txt: str) -> bool:
     """``el`` (an inline element) is part of running text: its parent holds ``_INLINE_PROSE_MIN`` more
     characters of text than it, at least twice its own, with a sentence end."""
-    if not txt or txt.isspace() or _sentence_breaks(txt):
+    if not txt or txt.isspace() or _has_sentence_breaks(txt):
         return False  # empty (an icon), or sentences of its own ("Unlimited Digital Access. $1 for 4 weeks.")
     parent = el.parent
     if parent is None or (parent.tag or "").lower() not in _PROSE_BLOCK_TAGS:
         return False
     ptxt = parent.text or ""
-    return len(ptxt) - len(txt) >= max(_INLINE_PROSE_MIN, 2 * len(txt)) and _sentence_breaks(ptxt) >= 1
+    return len(ptxt) - len(txt) >= max(_INLINE_PROSE_MIN, 2 * len(txt)) and _has_sentence_breaks(ptxt)
 
 
 _PROSE_BLOCK_TAGS = frozenset(("p", "li", "dd", "em", "i", "b", "strong", "font"))

@@ -2,8 +2,9 @@
 
 ``_boilerplate_selector`` groups a page's widget words per attribute (``[class]:is([class*="share"], ...)``):
 lexbor then tests the attribute's presence once per element instead of once per word; it selects the elements
-the plain list of words selects, in the same order. ``_spare_doc_comments`` skips its query on pages without
-code. Checked on the real pages of ../shared/data against the plain definitions."""
+the plain list of words selects, in the same order. ``_has_sentence_breaks`` answers "at least n sentence ends"
+reading only as far as the n-th. ``_spare_doc_comments`` skips its query on pages without code. Checked on the
+real pages of ../shared/data against the plain definitions."""
 
 from __future__ import annotations
 
@@ -71,6 +72,29 @@ def test_grouped_widget_selector_keeps_case_rules():
     got = {(e.tag, e.text) for e in doc.query_selector_all(sel).values()}
     assert got == {("div", "a"), ("p", "a"), ("span", "c"), ("p", "d"), ("p", "e"), ("div", "f"), ("div", "g")}
     assert got == {(e.tag, e.text) for e in doc.query_selector_all(_plain_selector(sel)).values()}
+
+
+def _count_sentence_breaks(text: str) -> int:
+    """The definition: every sentence end counted."""
+    return sum(text.count(end) for end in X._SENTENCE_ENDS)
+
+
+def test_sentence_break_threshold_is_the_count_reaching_it(shared_data):
+    texts = ["", ".", ". ", "a. b", "Dr.Who", "e.g. this. That? Yes! No.\nEnd", "。？！", "完了。次？", "a.\n\n. .",
+             "x" * 50 + ". " * 3, "’Quoted.’ Then. ", "no ends here", "?!", "! ? . "]
+    from resiliparse.parse.html import HTMLTree
+
+    for page in _pages(shared_data)[:60]:
+        doc = HTMLTree.parse(page).document
+        texts += [el.text or "" for el in doc.query_selector_all("p, li, div").values()[:40]]
+    n_reaching = 0
+    for t in texts:
+        count = _count_sentence_breaks(t)
+        for n in (1, 2, 5, 6):
+            assert X._has_sentence_breaks(t, n) == (count >= n), (t[:80], n, count)
+        n_reaching += count >= 5
+    assert X._has_sentence_breaks("One. Two.") and not X._has_sentence_breaks("One")
+    assert n_reaching >= 50
 
 
 def test_doc_comment_pass_without_code_on_the_page_skips_nothing_it_would_spare(shared_data, monkeypatch):
