@@ -262,6 +262,23 @@ def _camel_split(key: str) -> str:
     return key
 
 
+# ``_BOILERPLATE_CLASS_RE`` without re.I, for a key lower-cased first (ASCII keys: the same matches, at about 60%
+# of the CPU of re.I's case-folded comparisons)
+_BOILERPLATE_CLASS_LOWER_RE = re.compile(_BOILERPLATE_CLASS_RE.pattern)
+
+
+def _widget_word(key: str) -> str:
+    """The widget word that names the element of class and id ``key`` (``class + " " + id``), lower-cased, as
+    ``_BOILERPLATE_CLASS_RE`` finds it first, or "" for none: after its negated tokens ("no-share") are left out and
+    its ``_CAMEL_WORDS`` parts split off ("imageCaption")."""
+    if "no" in key:
+        key = _NEGATED_TOKEN_RE.sub(" ", key)  # "no-share", "no_comments": content without widgets
+    key = _camel_split(key)
+    # re.I folds some non-ASCII letters to ASCII ones ("K", the Kelvin sign, is "k"): those keys take it
+    m = _BOILERPLATE_CLASS_LOWER_RE.search(key.lower()) if key.isascii() else _BOILERPLATE_CLASS_RE.search(key)
+    return m.group(1).lower() if m is not None else ""
+
+
 def _widget_words_in(values: set[str], joined: str | None = None) -> tuple[str, set[str]]:
     """(the values joined, the widget words that occur in them, lower-cased; ``_CAMEL_WORDS`` also as
     camelCase parts: "imageCaption"). ``joined``: the values already joined (the rewriter's ``attr_text``)."""
@@ -1218,6 +1235,7 @@ class _Rewriter:
         pres, inline = self._walk()[:2]
         may_be_inside = bool(pres or inline) or not self.html or "<math" in self.math_markup()
         in_code = _InCode(sel)
+        words_of: dict[str, str] = {}  # class + " " + id -> _widget_word (a page repeats them: about 2 candidates each)
         for el in candidates:
             if not doc.contains(el):
                 continue  # inside a widget removed already
@@ -1228,11 +1246,10 @@ class _Rewriter:
             if tag in ("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td", "h1"):
                 continue  # an <h1> named after its place ("article-header", "header-title") is the headline
             key = (el.getattr("class") or "") + " " + (el.getattr("id") or "")
-            if "no" in key:
-                key = _NEGATED_TOKEN_RE.sub(" ", key)  # "no-share", "no_comments": content without widgets
-            key = _camel_split(key)
-            m = _BOILERPLATE_CLASS_RE.search(key)
-            if m is None:
+            word = words_of.get(key)
+            if word is None:
+                word = words_of[key] = _widget_word(key)
+            if not word:
                 continue
             if may_be_inside and in_code(el):
                 continue  # syntax-highlighting spans such as "token comment"
@@ -1243,12 +1260,12 @@ class _Rewriter:
             # of which 1,017 were text (the same block minified would have gone)
             if len(txt) > _MAX_BOILERPLATE_BLOCK_CHARS and len(" ".join(txt.split())) > _MAX_BOILERPLATE_BLOCK_CHARS:
                 continue
-            if (len(txt) >= 600 and m.group(1).lower() not in _PROSE_WIDGET_WORDS
+            if (len(txt) >= 600 and word not in _PROSE_WIDGET_WORDS
                     and _has_sentence_breaks(txt, _MIN_ARTICLE_SENTENCES)):
                 continue
             if txt.strip() and el.query_selector("pre, math, article, main, h1") is not None:
                 continue  # a text-less block holds no code, formula or headline worth keeping
-            if 15 <= len(txt) <= 300 and m.group(1).lower() == "header" and _is_section_heading(el, txt):
+            if 15 <= len(txt) <= 300 and word == "header" and _is_section_heading(el, txt):
                 continue
             if tag in _PROSE_INLINE_TAGS and _inline_in_prose(el, txt):
                 continue

@@ -3,8 +3,9 @@
 ``_boilerplate_selector`` groups a page's widget words per attribute (``[class]:is([class*="share"], ...)``):
 lexbor then tests the attribute's presence once per element instead of once per word; it selects the elements
 the plain list of words selects, in the same order. ``_has_sentence_breaks`` answers "at least n sentence ends"
-reading only as far as the n-th. ``_spare_doc_comments`` skips its query on pages without code. Checked on the
-real pages of ../shared/data against the plain definitions."""
+reading only as far as the n-th. ``_spare_doc_comments`` skips its query on pages without code. ``_widget_word``
+matches ASCII keys lower-cased, without re.I. Checked on the real pages of ../shared/data against the plain
+definitions."""
 
 from __future__ import annotations
 
@@ -107,3 +108,27 @@ def test_doc_comment_pass_without_code_on_the_page_skips_nothing_it_would_spare(
     monkeypatch.setattr(X._Rewriter, "_has_code_elements", lambda self: True)
     assert [X.extract_html(p) for p in pages] == fast
     assert "f x = x" in fast[-1] and "Returns the value." in fast[-1]
+
+
+def _plain_widget_word(key: str) -> str:
+    """The definition: ``_BOILERPLATE_CLASS_RE`` (re.I) on the key, negated tokens left out, camelCase parts split."""
+    if "no" in key:
+        key = X._NEGATED_TOKEN_RE.sub(" ", key)
+    m = X._BOILERPLATE_CLASS_RE.search(X._camel_split(key))
+    return m.group(1).lower() if m is not None else ""
+
+
+def test_widget_word_of_a_key_is_the_case_folded_match(shared_data):
+    keys = ["share", "Share-Bar x", "no-share comments", "imageCaption", "photoCaptionText", "site-HEADER ",
+            "x advertisement_box", "read-more-stories", "BACK-TO-TOP", "sharebutton", " social", "\u017fhare",
+            "boo\u212a comment", "k\u00e9y-share", "No-Share", "navheader", "comment\u0130 bio", ""]
+    for page in _pages(shared_data):
+        doc, sel = _selector_of(page)
+        if sel and doc is not None:
+            keys += [(el.getattr("class") or "") + " " + (el.getattr("id") or "")
+                     for el in doc.query_selector_all(sel).values()]
+    words = [X._widget_word(k) for k in keys]
+    assert words == [_plain_widget_word(k) for k in keys]
+    assert X._widget_word("\u017fhare") == "\u017fhare" and X._widget_word("No-Share") == "share"
+    assert X._widget_word("photoCaptionText") == "" and X._widget_word("imageCaption") == "caption"
+    assert len(keys) >= 5000 and sum(map(bool, words)) >= 3000
