@@ -710,6 +710,7 @@ class _Rewriter:
         self.n_inline_code = 0
         self.n_math = 0
         self.n_tables = 0
+        self.table_blocks: list = []  # (the <p> that holds a data table's placeholder, the placeholder, its table's text)
 
     def _walk(self) -> tuple[list, list, list, list, list, list]:
         """One DOM walk (each costs about as much as the rest of a step) for code blocks, inline code,
@@ -1066,14 +1067,16 @@ class _Rewriter:
                 if i == 0:
                     lines.append("|" + "---|" * width)
             self.n_tables += 1
-            tok = self._token("\n".join(lines), True)
+            md = "\n".join(lines)
+            tok = self._token(md, True)
             # a <p> keeps the table a block for the extractor
             p = self.tree.create_element("p")
             p.append_child(self.tree.create_text_node(tok))
             try:
                 t.replace_with(p)
             except Exception:  # noqa: BLE001
-                pass
+                continue
+            self.table_blocks.append((p, tok, len(md)))
 
     @staticmethod
     def _table_rows(t, flat: bool) -> list[list[str]] | None:
@@ -1111,23 +1114,40 @@ class _Rewriter:
 
     def unwrap_layout_lists(self) -> bool:
         """Turn the lists that lay out a documentation page into plain blocks: a ``<ul>``/``<ol>`` with an
-        item that holds a code block (javadoc 8 and groovydoc write the class and every member as
-        ``<li class="blockList"><h4>signature</h4><pre>...``; teaser and link lists hold no code block).
-        Asked only when the main-content pass kept little prose. Whether any list was turned."""
+        item that holds a code block, a data table or inline code, and javadoc's class hierarchies (nested ``<li
+        class="circle">``: package-tree.html). javadoc 8 and groovydoc write the class and every member as
+        ``<li class="blockList"><h4>signature</h4><pre>...``, javadoc 11's class-use pages each use's table as
+        ``<li class="blockList"><section><h3>Uses of X in p</h3><table>``, javadoc 17's a summary grid of
+        ``<code>`` signatures in ``ul.block-list``; teaser and link lists hold none of these. A table in such a
+        list is weighed by its text from then on (``_PH_PAD``, as code blocks are): a bare placeholder under a
+        heading of links read as a link list. Asked only when the main-content pass kept little prose; the
+        caller keeps the new reading only when it has more prose, or as much and more text. Whether any list
+        was turned."""
         doc = self.tree.document
         if doc is None:
             return False
-        lists = []
-        for pre in self._walk()[0]:
+        lists, tables, seen = [], [], set()
+        pres, inline = self._walk()[:2]
+        n_tables = len(self.table_blocks)
+        # javadoc's class hierarchies (package-tree.html, overview-tree.html): nested lists of <li class="circle">
+        tree = list(doc.query_selector_all("li.circle").values()) if "circle" in self.class_tokens else []
+        for i, pre in enumerate([t[0] for t in self.table_blocks] + pres + inline + tree):
             if not doc.contains(pre):
                 continue
-            el = pre.parent
+            n = len(lists)
+            el = pre
             while el is not None and el.tag not in ("body", "html", None):
+                if i >= n_tables:  # (a table's ancestors are all walked: whether a list holds it)
+                    if el in seen:
+                        break  # its ancestors were walked for an earlier element
+                    seen.add(el)
                 if el.tag == "li":
                     lst = el.parent
                     if lst is not None and lst.tag in ("ul", "ol"):
                         lists.append(lst)
                 el = el.parent
+            if i < n_tables and len(lists) > n:
+                tables.append(pre)
         turned = False
         for lst in lists:  # innermost first: an outer list then moves the inner one's blocks
             _check_deadline(self.deadline)
@@ -1141,6 +1161,10 @@ class _Rewriter:
                     block.append_child(div)
             lst.replace_with(block)
             turned = True
+        if tables:
+            padded = {p: (tok, n) for p, tok, n in self.table_blocks}
+            for p in tables:
+                p.inner_text = self._padded(*padded[p])
         return turned
 
     def _spare_doc_comments(self, doc) -> None:
@@ -1791,7 +1815,9 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
             # resiliparse's main-content pass drops list items: a page laid out as lists (javadoc 8's
             # ul.blockList) came out empty; read it again with those lists as plain blocks
             again = plain(True)
-            if _prose_chars(again) > prose_main:
+            # more prose, or as much and more text (javadoc's class-use and tree pages: tables, signatures and
+            # type names only)
+            if _prose_chars(again) > prose_main or (_prose_chars(again) == prose_main and len(again) > len(out)):
                 out, prose_main = again, _prose_chars(again)
         if prose_main < _RESCUE_BELOW:
             # little prose survived the main-content heuristic: it may have dropped the article (seen on

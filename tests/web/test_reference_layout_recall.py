@@ -1,0 +1,74 @@
+"""API reference that resiliparse's main-content pass drops on small or list-laid-out pages (issue 17):
+
+* javadoc 11+ class-use pages: each use's table sits in ``<ul class="blockList"><li>`` (javadoc 11) or a
+  ``ul.block-list`` of summary grids (javadoc 17); the pass drops list items, and the rescue took the densest
+  prose run, one table or none. Lists whose items hold a data table or inline code are read again as blocks;
+* javadoc's class hierarchies (``package-tree.html``: nested ``<li class="circle">``) likewise."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.stages.web.extract import extract_html
+
+JUNIT = "usr/share/doc/junit4/api/org/junit"
+LANG3 = "usr/share/doc/libcommons-lang3-java/api/org/apache/commons/lang3"
+
+
+def _text(debian_doc, package: str, page: str) -> str:
+    return extract_html((debian_doc(package) / page).read_text(encoding="utf-8"))
+
+
+def _class_use(uses: str) -> str:
+    return ('<html><body><nav><a href="/">Overview</a> <a href="/p">Package</a></nav><main><div class="header">'
+            '<h2 class="title">Uses of Class<br>org.example.Ordering.Context</h2></div><div class="classUseContainer">'
+            '<ul class="blockList">' + uses + "</ul></div></main></body></html>")
+
+
+_USE = ('<li class="blockList"><section><h3>Uses of <a href="../C.html">Context</a> in <a href="../p.html">'
+        'org.example.p{i}</a></h3><table class="useSummary"><tr><th>Modifier and Type</th><th>Method</th></tr>'
+        '<tr><td><code><a href="../O.html">Ordering</a></code></td><td><code><a href="../A.html#c">create{i}</a>'
+        '(<a href="../C.html">Context</a> context)</code></td></tr></table></section></li>')
+
+
+def test_class_use_tables_in_layout_lists_kept():
+    text = extract_html(_class_use("".join(_USE.replace("{i}", str(i)) for i in range(3))))
+    for i in range(3):
+        assert f"Uses of Context in org.example.p{i}" in text
+        assert f"| `Ordering` | `create{i}(Context context)` |" in text
+    assert text.startswith("Uses of Class\norg.example.Ordering.Context")
+    assert "Overview" not in text
+
+
+def test_layout_list_reread_only_for_more_text():
+    """A list of teaser links with no table, code or hierarchy is left to the main-content pass."""
+    teasers = "".join(f'<li><a href="/s{i}">Story {i} headline here</a></li>' for i in range(8))
+    story = "<p>" + "The council met on Tuesday and agreed to fund the new bridge over the river. " * 12 + "</p>"
+    text = extract_html(f"<html><body><article><h1>Bridge</h1>{story}</article><ul>{teasers}</ul></body></html>")
+    assert "fund the new bridge" in text and "Story 3" not in text
+
+
+@pytest.mark.slow
+def test_javadoc11_class_use_page_keeps_its_tables(debian_doc):
+    text = _text(debian_doc, "junit4-doc", f"{JUNIT}/runner/manipulation/class-use/Ordering.Context.html")
+    assert "| org.junit.runner.manipulation | Provides classes to `filter` or `sort` tests. |" in text
+    assert "Uses of Ordering.Context in org.junit.runner.manipulation" in text
+    assert ("| `Ordering` | Ordering.Factory.`create\u200b(Ordering.Context context)` | Creates an Ordering instance "
+            "using the given context. |") in text
+    assert "Skip navigation links" not in text
+
+
+@pytest.mark.slow
+def test_javadoc17_class_use_page_keeps_its_uses(debian_doc):
+    text = _text(debian_doc, "libcommons-lang3-java-doc", f"{LANG3}/mutable/class-use/MutableInt.html")
+    assert "Uses of MutableInt in org.apache.commons.lang3.mutable" in text
+    assert "MutableInt.`compareTo(MutableInt\xa0other)`\nCompares this mutable to another in ascending order." in text
+
+
+@pytest.mark.slow
+def test_javadoc_package_tree_keeps_its_hierarchy(debian_doc):
+    text = _text(debian_doc, "junit4-doc", f"{JUNIT}/runners/package-tree.html")
+    assert ("org.junit.runners.ParentRunner<T> (implements org.junit.runner.manipulation.Filterable, "
+            "org.junit.runner.manipulation.Orderable)") in text
+    assert "org.junit.runners.Suite.SuiteClasses (implements java.lang.annotation.Annotation)" in text
+    assert "Skip navigation links" not in text
