@@ -1819,6 +1819,7 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
             # type names only)
             if _prose_chars(again) > prose_main or (_prose_chars(again) == prose_main and len(again) > len(out)):
                 out, prose_main = again, _prose_chars(again)
+        full = None
         if prose_main < _RESCUE_BELOW:
             # little prose survived the main-content heuristic: it may have dropped the article (seen on
             # unseen sites: the story gone, the menus kept). Take the full page's densest prose region
@@ -1833,6 +1834,8 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
         else:
             out = _restrict_to_article_body(rw, out, prose_main, story_tail)
         out = _trim_before_title(_cut_teaser_tail(out, rw.html), rw.title())
+        if full is not None:
+            out = _restore_headed_section(out, full, rw.title())
         # the head (what ``_from_body`` cut off), or the page's start when it has no separate body
         head = page[:len(page) - len(body)] if body is not page else page[:100_000]
         out, headline = _restore_headline(out, rw, head)
@@ -2182,6 +2185,32 @@ def _trim_before_title(text: str, title: str) -> str:
             if not i or not any(x.strip() for x in lines[i + 1:]):
                 return text
             return "\n".join([x for x in lines[:i] if _PH_OPEN in x] + lines[i:])
+    return text
+
+
+_HEADED_SECTION_MAX = 400
+
+
+def _restore_headed_section(text: str, full: str, title: str) -> str:
+    """When the kept text ends with the page's ``<h1>`` line (a heading that heads nothing) and the full page
+    has at most ``_HEADED_SECTION_MAX`` characters after that heading, those lines are put back under it: the
+    main-content pass drops a section this small (a small Haddock module's one signature under ``<h1>
+    Documentation``: "readDocx :: PandocMonad m => ReaderOptions -> ByteString -> m Pandoc"), and the densest
+    prose region holds no signature. Asked only when the main-content pass kept little prose (``full``: the
+    whole page's text)."""
+    if not title:
+        return text
+    kept = text.rstrip()
+    last = kept[kept.rfind("\n") + 1:]
+    if _norm_ws(last) != title:
+        return text
+    lines = full.split("\n")
+    for i, ln in enumerate(lines):
+        if ln and _norm_ws(ln) == title:
+            rest = "\n".join(lines[i + 1:]).strip("\n")
+            if rest.strip() and len(rest) <= _HEADED_SECTION_MAX:
+                return kept + "\n\n" + rest
+            return text
     return text
 
 

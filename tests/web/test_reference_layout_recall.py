@@ -3,13 +3,15 @@
 * javadoc 11+ class-use pages: each use's table sits in ``<ul class="blockList"><li>`` (javadoc 11) or a
   ``ul.block-list`` of summary grids (javadoc 17); the pass drops list items, and the rescue took the densest
   prose run, one table or none. Lists whose items hold a data table or inline code are read again as blocks;
-* javadoc's class hierarchies (``package-tree.html``: nested ``<li class="circle">``) likewise."""
+* javadoc's class hierarchies (``package-tree.html``: nested ``<li class="circle">``) likewise;
+* a small Haddock module: the pass drops the one signature under ``<h1>Documentation``, which then heads
+  nothing; the section under it is put back from the full page when it is that small."""
 
 from __future__ import annotations
 
 import pytest
 
-from assay.stages.web.extract import extract_html
+from assay.stages.web.extract import _restore_headed_section, extract_html
 
 JUNIT = "usr/share/doc/junit4/api/org/junit"
 LANG3 = "usr/share/doc/libcommons-lang3-java/api/org/apache/commons/lang3"
@@ -48,6 +50,17 @@ def test_layout_list_reread_only_for_more_text():
     assert "fund the new bridge" in text and "Story 3" not in text
 
 
+def test_headed_section_restored_only_when_small():
+    kept = "Conversion of Docx type to a Pandoc document.\n\nDocumentation\n"
+    full = "Conversion of Docx type to a Pandoc document.\n\nDocumentation\n\nreadDocx :: ByteString -> m Pandoc\n"
+    assert _restore_headed_section(kept, full, "Documentation") == (
+        "Conversion of Docx type to a Pandoc document.\n\nDocumentation\n\nreadDocx :: ByteString -> m Pandoc")
+    # a heading that is not the kept text's last line, a section over the limit, no title: unchanged
+    assert _restore_headed_section(kept + "x", full, "Documentation") == kept + "x"
+    assert _restore_headed_section(kept, full + "y" * 400, "Documentation") == kept
+    assert _restore_headed_section(kept, full, "") == kept
+
+
 @pytest.mark.slow
 def test_javadoc11_class_use_page_keeps_its_tables(debian_doc):
     text = _text(debian_doc, "junit4-doc", f"{JUNIT}/runner/manipulation/class-use/Ordering.Context.html")
@@ -72,3 +85,11 @@ def test_javadoc_package_tree_keeps_its_hierarchy(debian_doc):
             "org.junit.runner.manipulation.Orderable)") in text
     assert "org.junit.runners.Suite.SuiteClasses (implements java.lang.annotation.Annotation)" in text
     assert "Skip navigation links" not in text
+
+
+@pytest.mark.slow
+def test_small_haddock_module_keeps_its_signature(debian_doc):
+    text = _text(debian_doc, "libghc-pandoc-doc",
+                 "usr/share/doc/libghc-pandoc-doc/html/Text-Pandoc-Readers-Docx.html")
+    assert text.startswith("Conversion of Docx type (defined in Text.Pandoc.Readers.Docx.Parse) to `Pandoc` document.")
+    assert "readDocx :: PandocMonad m => ReaderOptions -> ByteString -> m Pandoc" in text
