@@ -93,3 +93,22 @@ def test_small_haddock_module_keeps_its_signature(debian_doc):
                  "usr/share/doc/libghc-pandoc-doc/html/Text-Pandoc-Readers-Docx.html")
     assert text.startswith("Conversion of Docx type (defined in Text.Pandoc.Readers.Docx.Parse) to `Pandoc` document.")
     assert "readDocx :: PandocMonad m => ReaderOptions -> ByteString -> m Pandoc" in text
+
+
+def test_code_block_inside_a_table_cell_becomes_inline_code():
+    """A multi-line ``<code>`` in a table cell is a code block (a placeholder) when the table is read: it used to
+    come out as the placeholder's noncharacters; now inline code on one line."""
+    rows = "".join(f"<tr><td><code>Failure{i}(String message,\n   String expected)</code></td><td>Constructs failure "
+                   f"{i}.</td></tr>" for i in range(3))
+    html = f"<html><body><h1>Class Failure</h1><table><tr><th>Constructor</th><th>Description</th></tr>{rows}</table></body></html>"
+    text = extract_html(html)
+    assert "| `Failure1(String message, String expected)` | Constructs failure 1. |" in text
+    assert not any(c in text for c in "\ufdd0\ufdd1\ufdd4")
+
+
+@pytest.mark.slow
+def test_javadoc11_constructor_table_has_no_placeholders(debian_doc):
+    text = _text(debian_doc, "junit4-doc", f"{JUNIT}/ComparisonFailure.html")
+    assert ("| `ComparisonFailure\u200b(java.lang.String message, java.lang.String expected, java.lang.String actual)` | "
+            "Constructs a comparison failure. |") in text
+    assert not any(c in text for c in "\ufdd0\ufdd1\ufdd4")
