@@ -1019,7 +1019,7 @@ class _Rewriter:
             if not doc.contains(c):
                 continue
             has_br = any_br and c.query_selector("br") is not None
-            txt = self._code_text(c) if has_br else (c.text or "")
+            txt = _drop_break_hints(self._code_text(c) if has_br else (c.text or ""))
             # two or more non-blank lines: a block (a text without a line break is one line)
             if "\n" in txt and sum(1 for ln in txt.split("\n") if ln.strip()) >= 2:
                 lang = self._language(c)
@@ -1283,6 +1283,17 @@ def _inline_in_prose(el, txt: str) -> bool:
 
 
 _PROSE_BLOCK_TAGS = frozenset(("p", "li", "dd", "em", "i", "b", "strong", "font"))
+
+
+_BREAK_HINT = "\u200b("
+
+
+def _drop_break_hints(code: str) -> str:
+    """Inline code without the zero-width space that javadoc 11 writes between a method's name and its parameters
+    as a line-break hint (``create&#8203;(Ordering.Context context)`` in its summary and class-use tables): no
+    character of the code, and it hid the call from ``web__identifier_share``. ``<pre>`` blocks keep it (verbatim:
+    javadoc's member signatures)."""
+    return code.replace(_BREAK_HINT, "(") if _BREAK_HINT in code else code
 
 
 _LINK_GRID_CELL_MAX = 40

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.stages.web.extract import _restore_headed_section, extract_html
+from assay.stages.web.extract import _drop_break_hints, _restore_headed_section, extract_html
+from assay.stages.web.heuristics import identifier_share
 
 JUNIT = "usr/share/doc/junit4/api/org/junit"
 LANG3 = "usr/share/doc/libcommons-lang3-java/api/org/apache/commons/lang3"
@@ -66,7 +67,7 @@ def test_javadoc11_class_use_page_keeps_its_tables(debian_doc):
     text = _text(debian_doc, "junit4-doc", f"{JUNIT}/runner/manipulation/class-use/Ordering.Context.html")
     assert "| org.junit.runner.manipulation | Provides classes to `filter` or `sort` tests. |" in text
     assert "Uses of Ordering.Context in org.junit.runner.manipulation" in text
-    assert ("| `Ordering` | Ordering.Factory.`create\u200b(Ordering.Context context)` | Creates an Ordering instance "
+    assert ("| `Ordering` | Ordering.Factory.`create(Ordering.Context context)` | Creates an Ordering instance "
             "using the given context. |") in text
     assert "Skip navigation links" not in text
 
@@ -109,6 +110,22 @@ def test_code_block_inside_a_table_cell_becomes_inline_code():
 @pytest.mark.slow
 def test_javadoc11_constructor_table_has_no_placeholders(debian_doc):
     text = _text(debian_doc, "junit4-doc", f"{JUNIT}/ComparisonFailure.html")
-    assert ("| `ComparisonFailure\u200b(java.lang.String message, java.lang.String expected, java.lang.String actual)` | "
+    assert ("| `ComparisonFailure(java.lang.String message, java.lang.String expected, java.lang.String actual)` | "
             "Constructs a comparison failure. |") in text
     assert not any(c in text for c in "\ufdd0\ufdd1\ufdd4")
+
+
+def test_javadoc_break_hint_dropped_from_code():
+    assert _drop_break_hints("create\u200b(Ordering.Context context)") == "create(Ordering.Context context)"
+    assert _drop_break_hints("a\u200bb (x)") == "a\u200bb (x)"  # only the hint before a parameter list
+    html = "<html><body><h1>Filter</h1><p>Use <code>intersect\u200b(Filter second)</code> to combine.</p></body></html>"
+    assert "`intersect(Filter second)`" in extract_html(html)
+
+
+@pytest.mark.slow
+def test_javadoc11_signatures_count_as_identifiers(debian_doc):
+    """junit4's Filter class-use page: a signature per table row, each written ``name&#8203;(args)``; with the hint
+    the calls were no identifiers (share 0.14: lang_score dropped the page once its tables were kept)."""
+    text = _text(debian_doc, "junit4-doc", f"{JUNIT}/runner/manipulation/class-use/Filter.html")
+    assert "\u200b" not in text and "FilterFactory.`createFilter(FilterFactoryParams params)`" in text
+    assert identifier_share(text) >= 0.15
