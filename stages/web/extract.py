@@ -757,6 +757,7 @@ class _Rewriter:
         self.n_inline_code = 0
         self.n_math = 0
         self.n_tables = 0
+        self.table_blocks: list = []  # (the <p> that holds a data table's placeholder, the placeholder, its table's text)
 
     def _walk(self) -> tuple[list, list, list, list, list, list]:
         """One DOM walk (each costs about as much as the rest of a step) for code blocks, inline code,
@@ -1067,7 +1068,7 @@ class _Rewriter:
             if not doc.contains(c):
                 continue
             has_br = any_br and c.query_selector("br") is not None
-            txt = self._code_text(c) if has_br else (c.text or "")
+            txt = _drop_break_hints(self._code_text(c) if has_br else (c.text or ""))
             # two or more non-blank lines: a block (a text without a line break is one line)
             if "\n" in txt and sum(1 for ln in txt.split("\n") if ln.strip()) >= 2:
                 lang = self._language(c)
@@ -1108,6 +1109,8 @@ class _Rewriter:
                 continue
             if _link_grid(t, rows):
                 continue  # a grid of links (a footer's "Subscribe | Advertise | Contact Us"): navigation
+            if any(_PH_OPEN in c for r in rows for c in r):
+                rows = [[self._inline_blocks(c) if _PH_OPEN in c else c for c in r] for r in rows]
             lines = []
             for i, r in enumerate(rows):
                 r = r + [""] * (width - len(r))
@@ -1115,14 +1118,31 @@ class _Rewriter:
                 if i == 0:
                     lines.append("|" + "---|" * width)
             self.n_tables += 1
-            tok = self._token("\n".join(lines), True)
+            md = "\n".join(lines)
+            tok = self._token(md, True)
             # a <p> keeps the table a block for the extractor
             p = self.tree.create_element("p")
             p.append_child(self.tree.create_text_node(tok))
             try:
                 t.replace_with(p)
             except Exception:  # noqa: BLE001
-                pass
+                continue
+            self.table_blocks.append((p, tok, len(md)))
+
+    def _inline_blocks(self, cell: str) -> str:
+        """A table cell's text with the blocks rewritten inside it (a multi-line ``<code>``: javadoc 11's long
+        constructor signatures in its summary tables) on one line: a code block as inline code, math as it is.
+        Their placeholders, padding included, came out as noncharacters (95 of junit4-doc's 541 pages)."""
+        def one_line(m: re.Match) -> str:
+            i = int(m.group(1))
+            b = self.blocks[i] if i < len(self.blocks) else ""
+            if b.startswith("```"):
+                code = " ".join(b.strip("`").split("\n", 1)[-1].split())
+                tick = "``" if "`" in code else "`"
+                return f"{tick}{code}{tick}".replace("|", "\\|")
+            return " ".join(b.split()).replace("|", "\\|")
+
+        return _PH_RE.sub(one_line, cell.replace(_PH_PAD, ""))
 
     @staticmethod
     def _table_rows(t, flat: bool) -> list[list[str]] | None:
@@ -1160,23 +1180,40 @@ class _Rewriter:
 
     def unwrap_layout_lists(self) -> bool:
         """Turn the lists that lay out a documentation page into plain blocks: a ``<ul>``/``<ol>`` with an
-        item that holds a code block (javadoc 8 and groovydoc write the class and every member as
-        ``<li class="blockList"><h4>signature</h4><pre>...``; teaser and link lists hold no code block).
-        Asked only when the main-content pass kept little prose. Whether any list was turned."""
+        item that holds a code block, a data table or inline code, and javadoc's class hierarchies (nested ``<li
+        class="circle">``: package-tree.html). javadoc 8 and groovydoc write the class and every member as
+        ``<li class="blockList"><h4>signature</h4><pre>...``, javadoc 11's class-use pages each use's table as
+        ``<li class="blockList"><section><h3>Uses of X in p</h3><table>``, javadoc 17's a summary grid of
+        ``<code>`` signatures in ``ul.block-list``; teaser and link lists hold none of these. A table in such a
+        list is weighed by its text from then on (``_PH_PAD``, as code blocks are): a bare placeholder under a
+        heading of links read as a link list. Asked only when the main-content pass kept little prose; the
+        caller keeps the new reading only when it has more prose, or as much and more text. Whether any list
+        was turned."""
         doc = self.tree.document
         if doc is None:
             return False
-        lists = []
-        for pre in self._walk()[0]:
+        lists, tables, seen = [], [], set()
+        pres, inline = self._walk()[:2]
+        n_tables = len(self.table_blocks)
+        # javadoc's class hierarchies (package-tree.html, overview-tree.html): nested lists of <li class="circle">
+        tree = list(doc.query_selector_all("li.circle").values()) if "circle" in self.class_tokens else []
+        for i, pre in enumerate([t[0] for t in self.table_blocks] + pres + inline + tree):
             if not doc.contains(pre):
                 continue
-            el = pre.parent
+            n = len(lists)
+            el = pre
             while el is not None and el.tag not in ("body", "html", None):
+                if i >= n_tables:  # (a table's ancestors are all walked: whether a list holds it)
+                    if el in seen:
+                        break  # its ancestors were walked for an earlier element
+                    seen.add(el)
                 if el.tag == "li":
                     lst = el.parent
                     if lst is not None and lst.tag in ("ul", "ol"):
                         lists.append(lst)
                 el = el.parent
+            if i < n_tables and len(lists) > n:
+                tables.append(pre)
         turned = False
         for lst in lists:  # innermost first: an outer list then moves the inner one's blocks
             _check_deadline(self.deadline)
@@ -1190,6 +1227,10 @@ class _Rewriter:
                     block.append_child(div)
             lst.replace_with(block)
             turned = True
+        if tables:
+            padded = {p: (tok, n) for p, tok, n in self.table_blocks}
+            for p in tables:
+                p.inner_text = self._padded(*padded[p])
         return turned
 
     def _has_code_elements(self) -> bool:
@@ -1299,6 +1340,17 @@ def _inline_in_prose(el, txt: str) -> bool:
 
 
 _PROSE_BLOCK_TAGS = frozenset(("p", "li", "dd", "em", "i", "b", "strong", "font"))
+
+
+_BREAK_HINT = "\u200b("
+
+
+def _drop_break_hints(code: str) -> str:
+    """Inline code without the zero-width space that javadoc 11 writes between a method's name and its parameters
+    as a line-break hint (``create&#8203;(Ordering.Context context)`` in its summary and class-use tables): no
+    character of the code, and it hid the call from ``web__identifier_share``. ``<pre>`` blocks keep it (verbatim:
+    javadoc's member signatures)."""
+    return code.replace(_BREAK_HINT, "(") if _BREAK_HINT in code else code
 
 
 _LINK_GRID_CELL_MAX = 40
@@ -1851,8 +1903,11 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
             # resiliparse's main-content pass drops list items: a page laid out as lists (javadoc 8's
             # ul.blockList) came out empty; read it again with those lists as plain blocks
             again = plain(True)
-            if _prose_chars(again) > prose_main:
+            # more prose, or as much and more text (javadoc's class-use and tree pages: tables, signatures and
+            # type names only)
+            if _prose_chars(again) > prose_main or (_prose_chars(again) == prose_main and len(again) > len(out)):
                 out, prose_main = again, _prose_chars(again)
+        full = None
         if prose_main < _RESCUE_BELOW:
             # little prose survived the main-content heuristic: it may have dropped the article (seen on
             # unseen sites: the story gone, the menus kept). Take the full page's densest prose region
@@ -1867,6 +1922,8 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
         else:
             out = _restrict_to_article_body(rw, out, prose_main, story_tail)
         out = _trim_before_title(_cut_teaser_tail(out, rw.html), rw.title())
+        if full is not None:
+            out = _restore_headed_section(out, full, rw.title())
         # the head (what ``_from_body`` cut off), or the page's start when it has no separate body
         head = page[:len(page) - len(body)] if body is not page else page[:100_000]
         out, headline = _restore_headline(out, rw, head)
@@ -2216,6 +2273,32 @@ def _trim_before_title(text: str, title: str) -> str:
             if not i or not any(x.strip() for x in lines[i + 1:]):
                 return text
             return "\n".join([x for x in lines[:i] if _PH_OPEN in x] + lines[i:])
+    return text
+
+
+_HEADED_SECTION_MAX = 400
+
+
+def _restore_headed_section(text: str, full: str, title: str) -> str:
+    """When the kept text ends with the page's ``<h1>`` line (a heading that heads nothing) and the full page
+    has at most ``_HEADED_SECTION_MAX`` characters after that heading, those lines are put back under it: the
+    main-content pass drops a section this small (a small Haddock module's one signature under ``<h1>
+    Documentation``: "readDocx :: PandocMonad m => ReaderOptions -> ByteString -> m Pandoc"), and the densest
+    prose region holds no signature. Asked only when the main-content pass kept little prose (``full``: the
+    whole page's text)."""
+    if not title:
+        return text
+    kept = text.rstrip()
+    last = kept[kept.rfind("\n") + 1:]
+    if _norm_ws(last) != title:
+        return text
+    lines = full.split("\n")
+    for i, ln in enumerate(lines):
+        if ln and _norm_ws(ln) == title:
+            rest = "\n".join(lines[i + 1:]).strip("\n")
+            if rest.strip() and len(rest) <= _HEADED_SECTION_MAX:
+                return kept + "\n\n" + rest
+            return text
     return text
 
 

@@ -1,0 +1,131 @@
+"""API reference that resiliparse's main-content pass drops on small or list-laid-out pages (issue 17):
+
+* javadoc 11+ class-use pages: each use's table sits in ``<ul class="blockList"><li>`` (javadoc 11) or a
+  ``ul.block-list`` of summary grids (javadoc 17); the pass drops list items, and the rescue took the densest
+  prose run, one table or none. Lists whose items hold a data table or inline code are read again as blocks;
+* javadoc's class hierarchies (``package-tree.html``: nested ``<li class="circle">``) likewise;
+* a small Haddock module: the pass drops the one signature under ``<h1>Documentation``, which then heads
+  nothing; the section under it is put back from the full page when it is that small."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.stages.web.extract import _drop_break_hints, _restore_headed_section, extract_html
+from assay.stages.web.heuristics import identifier_share
+
+JUNIT = "usr/share/doc/junit4/api/org/junit"
+LANG3 = "usr/share/doc/libcommons-lang3-java/api/org/apache/commons/lang3"
+
+
+def _text(debian_doc, package: str, page: str) -> str:
+    return extract_html((debian_doc(package) / page).read_text(encoding="utf-8"))
+
+
+def _class_use(uses: str) -> str:
+    return ('<html><body><nav><a href="/">Overview</a> <a href="/p">Package</a></nav><main><div class="header">'
+            '<h2 class="title">Uses of Class<br>org.example.Ordering.Context</h2></div><div class="classUseContainer">'
+            '<ul class="blockList">' + uses + "</ul></div></main></body></html>")
+
+
+_USE = ('<li class="blockList"><section><h3>Uses of <a href="../C.html">Context</a> in <a href="../p.html">'
+        'org.example.p{i}</a></h3><table class="useSummary"><tr><th>Modifier and Type</th><th>Method</th></tr>'
+        '<tr><td><code><a href="../O.html">Ordering</a></code></td><td><code><a href="../A.html#c">create{i}</a>'
+        '(<a href="../C.html">Context</a> context)</code></td></tr></table></section></li>')
+
+
+def test_class_use_tables_in_layout_lists_kept():
+    text = extract_html(_class_use("".join(_USE.replace("{i}", str(i)) for i in range(3))))
+    for i in range(3):
+        assert f"Uses of Context in org.example.p{i}" in text
+        assert f"| `Ordering` | `create{i}(Context context)` |" in text
+    assert text.startswith("Uses of Class\norg.example.Ordering.Context")
+    assert "Overview" not in text
+
+
+def test_layout_list_reread_only_for_more_text():
+    """A list of teaser links with no table, code or hierarchy is left to the main-content pass."""
+    teasers = "".join(f'<li><a href="/s{i}">Story {i} headline here</a></li>' for i in range(8))
+    story = "<p>" + "The council met on Tuesday and agreed to fund the new bridge over the river. " * 12 + "</p>"
+    text = extract_html(f"<html><body><article><h1>Bridge</h1>{story}</article><ul>{teasers}</ul></body></html>")
+    assert "fund the new bridge" in text and "Story 3" not in text
+
+
+def test_headed_section_restored_only_when_small():
+    kept = "Conversion of Docx type to a Pandoc document.\n\nDocumentation\n"
+    full = "Conversion of Docx type to a Pandoc document.\n\nDocumentation\n\nreadDocx :: ByteString -> m Pandoc\n"
+    assert _restore_headed_section(kept, full, "Documentation") == (
+        "Conversion of Docx type to a Pandoc document.\n\nDocumentation\n\nreadDocx :: ByteString -> m Pandoc")
+    # a heading that is not the kept text's last line, a section over the limit, no title: unchanged
+    assert _restore_headed_section(kept + "x", full, "Documentation") == kept + "x"
+    assert _restore_headed_section(kept, full + "y" * 400, "Documentation") == kept
+    assert _restore_headed_section(kept, full, "") == kept
+
+
+@pytest.mark.slow
+def test_javadoc11_class_use_page_keeps_its_tables(debian_doc):
+    text = _text(debian_doc, "junit4-doc", f"{JUNIT}/runner/manipulation/class-use/Ordering.Context.html")
+    assert "| org.junit.runner.manipulation | Provides classes to `filter` or `sort` tests. |" in text
+    assert "Uses of Ordering.Context in org.junit.runner.manipulation" in text
+    assert ("| `Ordering` | Ordering.Factory.`create(Ordering.Context context)` | Creates an Ordering instance "
+            "using the given context. |") in text
+    assert "Skip navigation links" not in text
+
+
+@pytest.mark.slow
+def test_javadoc17_class_use_page_keeps_its_uses(debian_doc):
+    text = _text(debian_doc, "libcommons-lang3-java-doc", f"{LANG3}/mutable/class-use/MutableInt.html")
+    assert "Uses of MutableInt in org.apache.commons.lang3.mutable" in text
+    assert "MutableInt.`compareTo(MutableInt\xa0other)`\nCompares this mutable to another in ascending order." in text
+
+
+@pytest.mark.slow
+def test_javadoc_package_tree_keeps_its_hierarchy(debian_doc):
+    text = _text(debian_doc, "junit4-doc", f"{JUNIT}/runners/package-tree.html")
+    assert ("org.junit.runners.ParentRunner<T> (implements org.junit.runner.manipulation.Filterable, "
+            "org.junit.runner.manipulation.Orderable)") in text
+    assert "org.junit.runners.Suite.SuiteClasses (implements java.lang.annotation.Annotation)" in text
+    assert "Skip navigation links" not in text
+
+
+@pytest.mark.slow
+def test_small_haddock_module_keeps_its_signature(debian_doc):
+    text = _text(debian_doc, "libghc-pandoc-doc",
+                 "usr/share/doc/libghc-pandoc-doc/html/Text-Pandoc-Readers-Docx.html")
+    assert text.startswith("Conversion of Docx type (defined in Text.Pandoc.Readers.Docx.Parse) to `Pandoc` document.")
+    assert "readDocx :: PandocMonad m => ReaderOptions -> ByteString -> m Pandoc" in text
+
+
+def test_code_block_inside_a_table_cell_becomes_inline_code():
+    """A multi-line ``<code>`` in a table cell is a code block (a placeholder) when the table is read: it used to
+    come out as the placeholder's noncharacters; now inline code on one line."""
+    rows = "".join(f"<tr><td><code>Failure{i}(String message,\n   String expected)</code></td><td>Constructs failure "
+                   f"{i}.</td></tr>" for i in range(3))
+    html = f"<html><body><h1>Class Failure</h1><table><tr><th>Constructor</th><th>Description</th></tr>{rows}</table></body></html>"
+    text = extract_html(html)
+    assert "| `Failure1(String message, String expected)` | Constructs failure 1. |" in text
+    assert not any(c in text for c in "\ufdd0\ufdd1\ufdd4")
+
+
+@pytest.mark.slow
+def test_javadoc11_constructor_table_has_no_placeholders(debian_doc):
+    text = _text(debian_doc, "junit4-doc", f"{JUNIT}/ComparisonFailure.html")
+    assert ("| `ComparisonFailure(java.lang.String message, java.lang.String expected, java.lang.String actual)` | "
+            "Constructs a comparison failure. |") in text
+    assert not any(c in text for c in "\ufdd0\ufdd1\ufdd4")
+
+
+def test_javadoc_break_hint_dropped_from_code():
+    assert _drop_break_hints("create\u200b(Ordering.Context context)") == "create(Ordering.Context context)"
+    assert _drop_break_hints("a\u200bb (x)") == "a\u200bb (x)"  # only the hint before a parameter list
+    html = "<html><body><h1>Filter</h1><p>Use <code>intersect\u200b(Filter second)</code> to combine.</p></body></html>"
+    assert "`intersect(Filter second)`" in extract_html(html)
+
+
+@pytest.mark.slow
+def test_javadoc11_signatures_count_as_identifiers(debian_doc):
+    """junit4's Filter class-use page: a signature per table row, each written ``name&#8203;(args)``; with the hint
+    the calls were no identifiers (share 0.14: lang_score dropped the page once its tables were kept)."""
+    text = _text(debian_doc, "junit4-doc", f"{JUNIT}/runner/manipulation/class-use/Filter.html")
+    assert "\u200b" not in text and "FilterFactory.`createFilter(FilterFactoryParams params)`" in text
+    assert identifier_share(text) >= 0.15
