@@ -1609,9 +1609,12 @@ def _from_body(html: str) -> str:
 
 
 _TAG_NAME_END = frozenset(("", ">", " ", "\t", "\n", "\r", "/"))
-_RAW_CLOSE_RE = {"<script": re.compile(r"</script", re.I), "<style": re.compile(r"</style", re.I)}
-_RAW_CLOSER = {"<script": "</script", "<style": "</style"}
-_RAW_OPEN_RE = re.compile(r"<s(?:cript|tyle)")
+_RAW_CLOSE_RE = {op: re.compile("</" + op[1:], re.I) for op in ("<script", "<style", "<svg", "<select")}
+_RAW_CLOSER = {op: "</" + op[1:] for op in ("<script", "<style", "<svg", "<select")}
+_RAW_OPEN_RE = re.compile(r"<s(?:cript|tyle|vg|elect)")
+# what an inline <svg> or a <select> leaves in the page: an empty element of the same name (the parse, every
+# DOM query and the text passes skip their content anyway; an empty <svg> still marks a figure with a picture)
+_RAW_KEEP = {"<script": "", "<style": "", "<svg": "<svg></svg>", "<select": "<select></select>"}
 
 
 # XHTML's self-closing anchor (``<a name="x"/>``: gtk-doc's libxml2 reference) is a start tag to an HTML
@@ -1640,8 +1643,11 @@ def _drop_scripts(html: str) -> str:
     """``html`` without its ``<script>`` and ``<style>`` elements (lower-case tags; MathJax ``math/...``
     scripts stay). Inline JSON and code are often most of a page's bytes (yahoo: 860 KB of body, 1,400
     elements), and the parse, the main-content pass and every source scan cost per byte; nothing here
-    reads them. One scan finds both openers (``_RAW_OPEN_RE``) and skips each element's body, so a
-    ``<script`` string inside an earlier script or style is skipped with it."""
+    reads them. Inline ``<svg>`` (icons: about a tenth of a news page's body bytes) and ``<select>`` (option
+    lists) are emptied (``_RAW_KEEP``): no text pass reads their content, but DOM reads did (a heading's text
+    took an icon's ``<title>``; an article body's text its option list). One scan finds every opener
+    (``_RAW_OPEN_RE``) and skips each element's body, so a ``<script`` string inside an earlier script or
+    style is skipped with it; an ``<svg>`` or ``<select>`` without an end tag is left to the parser."""
     blocks = []
     m = _RAW_OPEN_RE.search(html)
     while m is not None:
@@ -1654,21 +1660,38 @@ def _drop_scripts(html: str) -> str:
         gt = html.find(">", i + n)
         if gt < 0:
             break
-        if n == 7 and "math/" in html[i:gt].lower():  # MathJax source: <script type="math/tex">
+        if opener == "<script" and "math/" in html[i:gt].lower():  # MathJax source: <script type="math/tex">
             m = _RAW_OPEN_RE.search(html, gt)
             continue
-        e = html.find(_RAW_CLOSER[opener], gt)
+        closer = _RAW_CLOSER[opener]
+        e = html.find(closer, gt)
         if e < 0:
             mc = _RAW_CLOSE_RE[opener].search(html, gt)
             e = mc.start() if mc else -1
-        end = len(html) if e < 0 else (html.find(">", e) + 1 or len(html))
-        blocks.append((i, end))
+        if n == 4:  # <svg: one nested in it closes first (the parser nests them)
+            if html[gt - 1] == "/":  # <svg ... />: no content
+                m = _RAW_OPEN_RE.search(html, gt)
+                continue
+            inner = html.find("<svg", gt, e) if e > 0 else -1
+            while inner > 0:
+                e = html.find(closer, e + 5)
+                inner = html.find("<svg", inner + 4, e) if e > 0 else -1
+        if e < 0 and n != 4 and opener != "<select":  # no end tag: a script or style runs to the page's end
+            end = len(html)
+        elif e < 0:  # an <svg> or <select> left open: the parser's to close
+            m = _RAW_OPEN_RE.search(html, gt)
+            continue
+        else:
+            end = html.find(">", e) + 1 or len(html)
+        blocks.append((i, end, _RAW_KEEP[opener]))
         m = _RAW_OPEN_RE.search(html, end)
     if not blocks:
         return html
     parts, last = [], 0
-    for a, b in blocks:
+    for a, b, keep in blocks:
         parts.append(html[last:a])
+        if keep:
+            parts.append(keep)
         last = b
     parts.append(html[last:])
     return "".join(parts)
