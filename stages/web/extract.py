@@ -1830,10 +1830,11 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
         else:
             out = _restrict_to_article_body(rw, out, prose_main, story_tail)
         out = _trim_before_title(_cut_teaser_tail(out, rw.html), rw.title())
-        # the head (what ``_from_body`` cut off), or the page's start when it has no separate body
-        head = page[:len(page) - len(body)] if body is not page else page[:100_000]
-        out, headline = _restore_headline(out, rw, head)
-        out = _restore_dek(_drop_kicker(out, rw, head), rw, head, headline)
+        # the head (what ``_from_body`` cut off), or the page's start when it has no separate body: read in
+        # ``page`` up to ``head_end`` (a copy of a news page's head, scripts and all, cost 1-2% of the extraction)
+        head_end = len(page) - len(body) if body is not page else min(len(page), 100_000)
+        out, headline = _restore_headline(out, rw, page, head_end)
+        out = _restore_dek(_drop_kicker(out, rw, page, head_end), rw, page, headline, head_end)
     _check_deadline(deadline)
     return out, rw
 
@@ -1957,23 +1958,25 @@ _CONTENT_ATTR_RE = re.compile(r"""\bcontent\s*=\s*(?:"([^"]{3,500})"|'([^']{3,50
 _HEADLINE_MIN_SPACES = 2  # a headline has three words or more; a site name ("Fox News", "Engadget") fewer
 
 
-def _head_titles(head: str) -> list[str]:
+def _head_titles(head: str, end: int | None = None) -> list[str]:
     """The titles the page's head gives itself (``<title>``, the ``content`` of the ``og:title`` and
     ``twitter:title`` meta tags), unescaped, whitespace-normalised and case-folded (literal finds, no regex
-    over the head)."""
+    over the head). ``end``: where the head ends in ``head`` (the whole page, not copied: ``_extract_raw_page``)."""
     import html as _html
 
+    if end is None:
+        end = len(head)
     out = []
-    i = head.find("<title")
+    i = head.find("<title", 0, end)
     if i >= 0:
-        j = head.find(">", i)
-        k = head.find("<", j)
+        j = head.find(">", i, end)
+        k = head.find("<", j, end)
         if 0 <= j < k:
             out.append(head[j + 1:k])
     for key in ("og:title", "twitter:title"):
-        i = head.find(key)
+        i = head.find(key, 0, end)
         if i >= 0:
-            m = _CONTENT_ATTR_RE.search(head, head.rfind("<", 0, i), max(i, head.find(">", i)))
+            m = _CONTENT_ATTR_RE.search(head, head.rfind("<", 0, i), max(i, head.find(">", i, end)))
             if m:
                 out.append(m.group(1) or m.group(2))
     return [_norm_ws(_html.unescape(t)).casefold() for t in out if t.strip()]
@@ -2020,8 +2023,9 @@ def _restore_article_title(text: str, rw: "_Rewriter", head: str = "") -> str:
     return _restore_headline(text, rw, head)[0]
 
 
-def _restore_headline(text: str, rw: "_Rewriter", head: str = "") -> tuple[str, str]:
-    """``_restore_article_title``'s text and the headline it put first ("" when it put none)."""
+def _restore_headline(text: str, rw: "_Rewriter", head: str = "", head_end: int | None = None) -> tuple[str, str]:
+    """``_restore_article_title``'s text and the headline it put first ("" when it put none). ``head_end``:
+    where the head ends in ``head`` (``_head_titles``)."""
     if not text.strip():
         return text, ""
     title = rw.title()
@@ -2031,7 +2035,7 @@ def _restore_headline(text: str, rw: "_Rewriter", head: str = "") -> tuple[str, 
             return text, ""  # there already (whitespace aside)
         title = rw.article_title()
     if not title and head:
-        title = _headline_in_titles(rw, _head_titles(head), text)
+        title = _headline_in_titles(rw, _head_titles(head, head_end), text)
     return (title + "\n\n" + text, title) if title else (text, "")
 
 
@@ -2039,7 +2043,7 @@ _KICKER_MAX = 30  # characters of a section label above the headline ("Tourism",
 _KICKER_WORDS = 3
 
 
-def _drop_kicker(text: str, rw: "_Rewriter", head: str) -> str:
+def _drop_kicker(text: str, rw: "_Rewriter", head: str, head_end: int | None = None) -> str:
     """Drop a section label (kicker) that opens the text right above the headline: a first line of at most
     ``_KICKER_WORDS`` words and ``_KICKER_MAX`` characters, no sentence end, digit or placeholder, followed by a line
     of three words or more that is the page's first ``<h1>`` or opens one of the head's titles ("Headline | Site")."""
@@ -2053,7 +2057,7 @@ def _drop_kicker(text: str, rw: "_Rewriter", head: str) -> str:
         return text
     if h != rw.title():
         low = h.casefold()
-        if not any(t.startswith(low) for t in _head_titles(head)):
+        if not any(t.startswith(low) for t in _head_titles(head, head_end)):
             return text
     return "\n".join(lines[idx[1]:])
 
@@ -2072,21 +2076,24 @@ _INLINE_TAGS = frozenset(("a", "em", "i", "b", "strong", "span", "abbr", "cite",
                           "mark", "time", "font"))
 
 
-def _head_descriptions(head: str) -> list[str]:
+def _head_descriptions(head: str, head_end: int | None = None) -> list[str]:
     """The ``content`` of the head's description meta tags (``og:description``, ``description``,
-    ``twitter:description``), as written in the source: one literal scan for "description"."""
-    out, pos = [], head.find("description")
+    ``twitter:description``), as written in the source: one literal scan for "description". ``head_end``:
+    where the head ends in ``head`` (``_head_titles``)."""
+    if head_end is None:
+        head_end = len(head)
+    out, pos = [], head.find("description", 0, head_end)
     for _ in range(_DEK_META_LOOKUPS):
         if pos < 0:
             break
-        start, end = head.rfind("<", 0, pos), head.find(">", pos)
+        start, end = head.rfind("<", 0, pos), head.find(">", pos, head_end)
         if start >= 0 and end > pos and head[start + 1:start + 5].lower() == "meta":
             tag = head[start:end]
             if _DESCRIPTION_ATTR_RE.search(tag):
                 m = _CONTENT_ATTR_RE.search(tag)
                 if m:
                     out.append(m.group(1) or m.group(2))
-        pos = head.find("description", max(pos + 1, end))
+        pos = head.find("description", max(pos + 1, end), head_end)
     return out
 
 
@@ -2112,7 +2119,7 @@ def _text_run_at(html: str, start: int) -> str:
     return _norm_ws(_html.unescape(_TAG_RE_ANY.sub("", html[start:min(end, start + _DEK_MAX)])))
 
 
-def _restore_dek(text: str, rw: "_Rewriter", head: str, headline: str = "") -> str:
+def _restore_dek(text: str, rw: "_Rewriter", head: str, headline: str = "", head_end: int | None = None) -> str:
     """Put the story's dek back under its headline (the page's first ``<h1>`` or the ``headline`` put back
     before, when the text opens with it; else first) when the
     main-content pass dropped it: a description from the page's ``head`` (``_head_descriptions``) of five words
@@ -2125,7 +2132,7 @@ def _restore_dek(text: str, rw: "_Rewriter", head: str, headline: str = "") -> s
     body = rw.html
     h1s: list[int] | None = None  # where the first few <h1> tags start in the source (looked up once)
     seen = set()
-    for desc in _head_descriptions(head):
+    for desc in _head_descriptions(head, head_end):
         plain = _norm_ws(_html.unescape(desc))
         if plain in seen or plain.count(" ") < _DEK_MIN_SPACES or plain[:_DEK_KEY_CHARS // 2] in text:
             continue

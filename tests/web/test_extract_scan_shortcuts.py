@@ -139,3 +139,25 @@ def test_whitespace_only_pages_extract_to_nothing():
         assert X.extract_html_detailed(s) == ("", dict(X._EMPTY_STATS))
     for c in map(chr, range(0x110000)):  # the test that replaced ``not text.strip()`` says the same of every character
         assert c.isspace() == (not c.strip())
+
+
+def test_head_read_in_place_equals_head_copy(shared_data):
+    """``_head_titles`` and ``_head_descriptions`` read up to ``end`` in the whole page give what they give on the
+    head copied out (``page[:end]``, as before): on every page, at its ``<body`` and at cuts through a title or a
+    meta tag, where a copy ends the tag and the bound must too."""
+    pages = _pages(shared_data)
+    edge = ('<html><head><title>A long headline | Site</title><meta property="og:title" content="A long headline">'
+            '<meta name="description" content="Three words here and more"><meta name="twitter:title" content="Tw t t">'
+            '</head><body><h1>x</h1></body></html>')
+    cuts = []
+    for page in pages + [edge]:
+        body = X._from_body(page)
+        end = len(page) - len(body) if body is not page else min(len(page), 100_000)
+        cuts.append((page, end))
+        for key in ("<title", "og:title", "description"):
+            i = page.find(key, 0, end)
+            if i >= 0:
+                cuts += [(page, i + d) for d in (3, len(key), len(key) + 12, len(key) + 40)]
+    for page, end in cuts:
+        assert X._head_titles(page, end) == X._head_titles(page[:end])
+        assert X._head_descriptions(page, end) == X._head_descriptions(page[:end])
