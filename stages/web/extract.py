@@ -1593,19 +1593,24 @@ _BODY_OPEN_RE = re.compile("<body")
 
 
 def _from_body(html: str) -> str:
-    """The page from its ``<body`` tag on: the head (scripts, styles, metadata: half the bytes of a typical
+    """The page from its ``<body`` tag on (``_body_start``)."""
+    return html[_body_start(html):]
+
+
+def _body_start(html: str) -> int:
+    """Where the page's ``<body`` tag starts: the head (scripts, styles, metadata: half the bytes of a typical
     news page) holds nothing the extraction reads, and every later scan and the parse cost per byte.
-    The whole page when there is no lower-case ``<body`` or when the match could sit inside a head script
+    0 (the whole page) when there is no lower-case ``<body`` or when the match could sit inside a head script
     or comment (``document.write("<body>")``)."""
     m = _BODY_OPEN_RE.search(html)  # (= html.find("<body"), see ``_MATH_WORD_RE``)
     i = m.start() if m is not None else -1
     if i <= 0 or html[i + 5:i + 6] not in (">", " ", "\t", "\n", "\r", "/"):
-        return html
+        return 0
     for opener, closer in (("<script", "</script"), ("<!--", "-->")):
         j = html.rfind(opener, 0, i)
         if j != -1 and html.find(closer, j, i) == -1:
-            return html
-    return html[i:]
+            return 0
+    return i
 
 
 _TAG_NAME_END = frozenset(("", ">", " ", "\t", "\n", "\r", "/"))
@@ -1639,7 +1644,7 @@ def _close_self_closing_anchors(html: str) -> str:
     return _A_ENDING_IN_SLASH_RE.sub(close, html)
 
 
-def _drop_scripts(html: str) -> str:
+def _drop_scripts(html: str, start: int = 0) -> str:
     """``html`` without its ``<script>`` and ``<style>`` elements (lower-case tags; MathJax ``math/...``
     scripts stay). Inline JSON and code are often most of a page's bytes (yahoo: 860 KB of body, 1,400
     elements), and the parse, the main-content pass and every source scan cost per byte; nothing here
@@ -1647,9 +1652,10 @@ def _drop_scripts(html: str) -> str:
     lists) are emptied (``_RAW_KEEP``): no text pass reads their content, but DOM reads did (a heading's text
     took an icon's ``<title>``; an article body's text its option list). One scan finds every opener
     (``_RAW_OPEN_RE``) and skips each element's body, so a ``<script`` string inside an earlier script or
-    style is skipped with it; an ``<svg>`` or ``<select>`` without an end tag is left to the parser."""
+    style is skipped with it; an ``<svg>`` or ``<select>`` without an end tag is left to the parser.
+    ``start``: read ``html[start:]`` (the body, ``_body_start``) without a copy of it."""
     blocks = []
-    m = _RAW_OPEN_RE.search(html)
+    m = _RAW_OPEN_RE.search(html, start)
     while m is not None:
         i = m.start()
         opener = m.group(0)
@@ -1686,8 +1692,8 @@ def _drop_scripts(html: str) -> str:
         blocks.append((i, end, _RAW_KEEP[opener]))
         m = _RAW_OPEN_RE.search(html, end)
     if not blocks:
-        return html
-    parts, last = [], 0
+        return html[start:]
+    parts, last = [], start
     for a, b, keep in blocks:
         parts.append(html[last:a])
         if keep:
@@ -1786,8 +1792,8 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
     if _PH_OPEN in text:  # one str scan; a lone CLOSE is inert
         text = _drop_private_chars(text)
     xhtml = _is_xml_document(text)
-    page, body = text, _from_body(text)
-    text = _drop_scripts(body)
+    page, start = text, _body_start(text)
+    text = _drop_scripts(page, start)
     if xhtml:
         text = _close_self_closing_anchors(text)
     if nesting_depth_exceeds(text):
@@ -1830,9 +1836,9 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
         else:
             out = _restrict_to_article_body(rw, out, prose_main, story_tail)
         out = _trim_before_title(_cut_teaser_tail(out, rw.html), rw.title())
-        # the head (what ``_from_body`` cut off), or the page's start when it has no separate body: read in
+        # the head (what ``_body_start`` leaves out), or the page's start when it has no separate body: read in
         # ``page`` up to ``head_end`` (a copy of a news page's head, scripts and all, cost 1-2% of the extraction)
-        head_end = len(page) - len(body) if body is not page else min(len(page), 100_000)
+        head_end = start or min(len(page), 100_000)
         out, headline = _restore_headline(out, rw, page, head_end)
         out = _restore_dek(_drop_kicker(out, rw, page, head_end), rw, page, headline, head_end)
     _check_deadline(deadline)

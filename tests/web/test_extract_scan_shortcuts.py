@@ -161,3 +161,16 @@ def test_head_read_in_place_equals_head_copy(shared_data):
     for page, end in cuts:
         assert X._head_titles(page, end) == X._head_titles(page[:end])
         assert X._head_descriptions(page, end) == X._head_descriptions(page[:end])
+
+
+def test_drop_scripts_from_body_start_equals_drop_scripts_of_body_copy(shared_data):
+    """``_drop_scripts(page, _body_start(page))`` reads the body in place and gives what ``_drop_scripts`` gives on
+    the body copied out (``_from_body``), on every page and on pages without a body tag, scripts or both."""
+    edge = ["<p>no body, no scripts</p>", "<script>x</script><p>no body</p>",
+            "<html><head><script>a</script></head><body><p>b</p></body></html>",
+            "<html><head></head><body class=x><p>no scripts</p></body></html>",
+            '<head><script>document.write("<body>")</script></head><body><script>y</script><p>z</p>']
+    for page in _pages(shared_data) + edge:
+        start = X._body_start(page)
+        assert page[start:] == X._from_body(page)
+        assert X._drop_scripts(page, start) == X._drop_scripts(X._from_body(page))
