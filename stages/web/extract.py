@@ -1705,25 +1705,33 @@ _BODY_OPEN_RE = re.compile("<body")
 
 
 def _from_body(html: str) -> str:
-    """The page from its ``<body`` tag on: the head (scripts, styles, metadata: half the bytes of a typical
+    """The page from its ``<body`` tag on (``_body_start``)."""
+    return html[_body_start(html):]
+
+
+def _body_start(html: str) -> int:
+    """Where the page's ``<body`` tag starts: the head (scripts, styles, metadata: half the bytes of a typical
     news page) holds nothing the extraction reads, and every later scan and the parse cost per byte.
-    The whole page when there is no lower-case ``<body`` or when the match could sit inside a head script
+    0 (the whole page) when there is no lower-case ``<body`` or when the match could sit inside a head script
     or comment (``document.write("<body>")``)."""
     m = _BODY_OPEN_RE.search(html)  # (= html.find("<body"), see ``_MATH_WORD_RE``)
     i = m.start() if m is not None else -1
     if i <= 0 or html[i + 5:i + 6] not in (">", " ", "\t", "\n", "\r", "/"):
-        return html
+        return 0
     for opener, closer in (("<script", "</script"), ("<!--", "-->")):
         j = html.rfind(opener, 0, i)
         if j != -1 and html.find(closer, j, i) == -1:
-            return html
-    return html[i:]
+            return 0
+    return i
 
 
 _TAG_NAME_END = frozenset(("", ">", " ", "\t", "\n", "\r", "/"))
-_RAW_CLOSE_RE = {"<script": re.compile(r"</script", re.I), "<style": re.compile(r"</style", re.I)}
-_RAW_CLOSER = {"<script": "</script", "<style": "</style"}
-_RAW_OPEN_RE = re.compile(r"<s(?:cript|tyle)")
+_RAW_CLOSE_RE = {op: re.compile("</" + op[1:], re.I) for op in ("<script", "<style", "<svg", "<select")}
+_RAW_CLOSER = {op: "</" + op[1:] for op in ("<script", "<style", "<svg", "<select")}
+_RAW_OPEN_RE = re.compile(r"<s(?:cript|tyle|vg|elect)")
+# what an inline <svg> or a <select> leaves in the page: an empty element of the same name (the parse, every
+# DOM query and the text passes skip their content anyway; an empty <svg> still marks a figure with a picture)
+_RAW_KEEP = {"<script": "", "<style": "", "<svg": "<svg></svg>", "<select": "<select></select>"}
 
 
 # XHTML's self-closing anchor (``<a name="x"/>``: gtk-doc's libxml2 reference) is a start tag to an HTML
@@ -1748,14 +1756,18 @@ def _close_self_closing_anchors(html: str) -> str:
     return _A_ENDING_IN_SLASH_RE.sub(close, html)
 
 
-def _drop_scripts(html: str) -> str:
+def _drop_scripts(html: str, start: int = 0) -> str:
     """``html`` without its ``<script>`` and ``<style>`` elements (lower-case tags; MathJax ``math/...``
     scripts stay). Inline JSON and code are often most of a page's bytes (yahoo: 860 KB of body, 1,400
     elements), and the parse, the main-content pass and every source scan cost per byte; nothing here
-    reads them. One scan finds both openers (``_RAW_OPEN_RE``) and skips each element's body, so a
-    ``<script`` string inside an earlier script or style is skipped with it."""
+    reads them. Inline ``<svg>`` (icons: about a tenth of a news page's body bytes) and ``<select>`` (option
+    lists) are emptied (``_RAW_KEEP``): no text pass reads their content, but DOM reads did (a heading's text
+    took an icon's ``<title>``; an article body's text its option list). One scan finds every opener
+    (``_RAW_OPEN_RE``) and skips each element's body, so a ``<script`` string inside an earlier script or
+    style is skipped with it; an ``<svg>`` or ``<select>`` without an end tag is left to the parser.
+    ``start``: read ``html[start:]`` (the body, ``_body_start``) without a copy of it."""
     blocks = []
-    m = _RAW_OPEN_RE.search(html)
+    m = _RAW_OPEN_RE.search(html, start)
     while m is not None:
         i = m.start()
         opener = m.group(0)
@@ -1766,21 +1778,38 @@ def _drop_scripts(html: str) -> str:
         gt = html.find(">", i + n)
         if gt < 0:
             break
-        if n == 7 and "math/" in html[i:gt].lower():  # MathJax source: <script type="math/tex">
+        if opener == "<script" and "math/" in html[i:gt].lower():  # MathJax source: <script type="math/tex">
             m = _RAW_OPEN_RE.search(html, gt)
             continue
-        e = html.find(_RAW_CLOSER[opener], gt)
+        closer = _RAW_CLOSER[opener]
+        e = html.find(closer, gt)
         if e < 0:
             mc = _RAW_CLOSE_RE[opener].search(html, gt)
             e = mc.start() if mc else -1
-        end = len(html) if e < 0 else (html.find(">", e) + 1 or len(html))
-        blocks.append((i, end))
+        if n == 4:  # <svg: one nested in it closes first (the parser nests them)
+            if html[gt - 1] == "/":  # <svg ... />: no content
+                m = _RAW_OPEN_RE.search(html, gt)
+                continue
+            inner = html.find("<svg", gt, e) if e > 0 else -1
+            while inner > 0:
+                e = html.find(closer, e + 5)
+                inner = html.find("<svg", inner + 4, e) if e > 0 else -1
+        if e < 0 and n != 4 and opener != "<select":  # no end tag: a script or style runs to the page's end
+            end = len(html)
+        elif e < 0:  # an <svg> or <select> left open: the parser's to close
+            m = _RAW_OPEN_RE.search(html, gt)
+            continue
+        else:
+            end = html.find(">", e) + 1 or len(html)
+        blocks.append((i, end, _RAW_KEEP[opener]))
         m = _RAW_OPEN_RE.search(html, end)
     if not blocks:
-        return html
-    parts, last = [], 0
-    for a, b in blocks:
+        return html[start:]
+    parts, last = [], start
+    for a, b, keep in blocks:
         parts.append(html[last:a])
+        if keep:
+            parts.append(keep)
         last = b
     parts.append(html[last:])
     return "".join(parts)
@@ -1875,8 +1904,8 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
     if _PH_OPEN in text:  # one str scan; a lone CLOSE is inert
         text = _drop_private_chars(text)
     xhtml = _is_xml_document(text)
-    page, body = text, _from_body(text)
-    text = _drop_scripts(body)
+    page, start = text, _body_start(text)
+    text = _drop_scripts(page, start)
     if xhtml:
         text = _close_self_closing_anchors(text)
     if nesting_depth_exceeds(text):
@@ -1924,10 +1953,11 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
         out = _trim_before_title(_cut_teaser_tail(out, rw.html), rw.title())
         if full is not None:
             out = _restore_headed_section(out, full, rw.title())
-        # the head (what ``_from_body`` cut off), or the page's start when it has no separate body
-        head = page[:len(page) - len(body)] if body is not page else page[:100_000]
-        out, headline = _restore_headline(out, rw, head)
-        out = _restore_dek(_drop_kicker(out, rw, head), rw, head, headline)
+        # the head (what ``_body_start`` leaves out), or the page's start when it has no separate body: read in
+        # ``page`` up to ``head_end`` (a copy of a news page's head, scripts and all, cost 1-2% of the extraction)
+        head_end = start or min(len(page), 100_000)
+        out, headline = _restore_headline(out, rw, page, head_end)
+        out = _restore_dek(_drop_kicker(out, rw, page, head_end), rw, page, headline, head_end)
     _check_deadline(deadline)
     return out, rw
 
@@ -2051,23 +2081,25 @@ _CONTENT_ATTR_RE = re.compile(r"""\bcontent\s*=\s*(?:"([^"]{3,500})"|'([^']{3,50
 _HEADLINE_MIN_SPACES = 2  # a headline has three words or more; a site name ("Fox News", "Engadget") fewer
 
 
-def _head_titles(head: str) -> list[str]:
+def _head_titles(head: str, end: int | None = None) -> list[str]:
     """The titles the page's head gives itself (``<title>``, the ``content`` of the ``og:title`` and
     ``twitter:title`` meta tags), unescaped, whitespace-normalised and case-folded (literal finds, no regex
-    over the head)."""
+    over the head). ``end``: where the head ends in ``head`` (the whole page, not copied: ``_extract_raw_page``)."""
     import html as _html
 
+    if end is None:
+        end = len(head)
     out = []
-    i = head.find("<title")
+    i = head.find("<title", 0, end)
     if i >= 0:
-        j = head.find(">", i)
-        k = head.find("<", j)
+        j = head.find(">", i, end)
+        k = head.find("<", j, end)
         if 0 <= j < k:
             out.append(head[j + 1:k])
     for key in ("og:title", "twitter:title"):
-        i = head.find(key)
+        i = head.find(key, 0, end)
         if i >= 0:
-            m = _CONTENT_ATTR_RE.search(head, head.rfind("<", 0, i), max(i, head.find(">", i)))
+            m = _CONTENT_ATTR_RE.search(head, head.rfind("<", 0, i), max(i, head.find(">", i, end)))
             if m:
                 out.append(m.group(1) or m.group(2))
     return [_norm_ws(_html.unescape(t)).casefold() for t in out if t.strip()]
@@ -2114,8 +2146,9 @@ def _restore_article_title(text: str, rw: "_Rewriter", head: str = "") -> str:
     return _restore_headline(text, rw, head)[0]
 
 
-def _restore_headline(text: str, rw: "_Rewriter", head: str = "") -> tuple[str, str]:
-    """``_restore_article_title``'s text and the headline it put first ("" when it put none)."""
+def _restore_headline(text: str, rw: "_Rewriter", head: str = "", head_end: int | None = None) -> tuple[str, str]:
+    """``_restore_article_title``'s text and the headline it put first ("" when it put none). ``head_end``:
+    where the head ends in ``head`` (``_head_titles``)."""
     if not text.strip():
         return text, ""
     title = rw.title()
@@ -2125,7 +2158,7 @@ def _restore_headline(text: str, rw: "_Rewriter", head: str = "") -> tuple[str, 
             return text, ""  # there already (whitespace aside)
         title = rw.article_title()
     if not title and head:
-        title = _headline_in_titles(rw, _head_titles(head), text)
+        title = _headline_in_titles(rw, _head_titles(head, head_end), text)
     return (title + "\n\n" + text, title) if title else (text, "")
 
 
@@ -2133,7 +2166,7 @@ _KICKER_MAX = 30  # characters of a section label above the headline ("Tourism",
 _KICKER_WORDS = 3
 
 
-def _drop_kicker(text: str, rw: "_Rewriter", head: str) -> str:
+def _drop_kicker(text: str, rw: "_Rewriter", head: str, head_end: int | None = None) -> str:
     """Drop a section label (kicker) that opens the text right above the headline: a first line of at most
     ``_KICKER_WORDS`` words and ``_KICKER_MAX`` characters, no sentence end, digit or placeholder, followed by a line
     of three words or more that is the page's first ``<h1>`` or opens one of the head's titles ("Headline | Site")."""
@@ -2147,7 +2180,7 @@ def _drop_kicker(text: str, rw: "_Rewriter", head: str) -> str:
         return text
     if h != rw.title():
         low = h.casefold()
-        if not any(t.startswith(low) for t in _head_titles(head)):
+        if not any(t.startswith(low) for t in _head_titles(head, head_end)):
             return text
     return "\n".join(lines[idx[1]:])
 
@@ -2166,21 +2199,24 @@ _INLINE_TAGS = frozenset(("a", "em", "i", "b", "strong", "span", "abbr", "cite",
                           "mark", "time", "font"))
 
 
-def _head_descriptions(head: str) -> list[str]:
+def _head_descriptions(head: str, head_end: int | None = None) -> list[str]:
     """The ``content`` of the head's description meta tags (``og:description``, ``description``,
-    ``twitter:description``), as written in the source: one literal scan for "description"."""
-    out, pos = [], head.find("description")
+    ``twitter:description``), as written in the source: one literal scan for "description". ``head_end``:
+    where the head ends in ``head`` (``_head_titles``)."""
+    if head_end is None:
+        head_end = len(head)
+    out, pos = [], head.find("description", 0, head_end)
     for _ in range(_DEK_META_LOOKUPS):
         if pos < 0:
             break
-        start, end = head.rfind("<", 0, pos), head.find(">", pos)
+        start, end = head.rfind("<", 0, pos), head.find(">", pos, head_end)
         if start >= 0 and end > pos and head[start + 1:start + 5].lower() == "meta":
             tag = head[start:end]
             if _DESCRIPTION_ATTR_RE.search(tag):
                 m = _CONTENT_ATTR_RE.search(tag)
                 if m:
                     out.append(m.group(1) or m.group(2))
-        pos = head.find("description", max(pos + 1, end))
+        pos = head.find("description", max(pos + 1, end), head_end)
     return out
 
 
@@ -2206,7 +2242,7 @@ def _text_run_at(html: str, start: int) -> str:
     return _norm_ws(_html.unescape(_TAG_RE_ANY.sub("", html[start:min(end, start + _DEK_MAX)])))
 
 
-def _restore_dek(text: str, rw: "_Rewriter", head: str, headline: str = "") -> str:
+def _restore_dek(text: str, rw: "_Rewriter", head: str, headline: str = "", head_end: int | None = None) -> str:
     """Put the story's dek back under its headline (the page's first ``<h1>`` or the ``headline`` put back
     before, when the text opens with it; else first) when the
     main-content pass dropped it: a description from the page's ``head`` (``_head_descriptions``) of five words
@@ -2219,7 +2255,7 @@ def _restore_dek(text: str, rw: "_Rewriter", head: str, headline: str = "") -> s
     body = rw.html
     h1s: list[int] | None = None  # where the first few <h1> tags start in the source (looked up once)
     seen = set()
-    for desc in _head_descriptions(head):
+    for desc in _head_descriptions(head, head_end):
         plain = _norm_ws(_html.unescape(desc))
         if plain in seen or plain.count(" ") < _DEK_MIN_SPACES or plain[:_DEK_KEY_CHARS // 2] in text:
             continue

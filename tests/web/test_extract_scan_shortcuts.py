@@ -139,3 +139,38 @@ def test_whitespace_only_pages_extract_to_nothing():
         assert X.extract_html_detailed(s) == ("", dict(X._EMPTY_STATS))
     for c in map(chr, range(0x110000)):  # the test that replaced ``not text.strip()`` says the same of every character
         assert c.isspace() == (not c.strip())
+
+
+def test_head_read_in_place_equals_head_copy(shared_data):
+    """``_head_titles`` and ``_head_descriptions`` read up to ``end`` in the whole page give what they give on the
+    head copied out (``page[:end]``, as before): on every page, at its ``<body`` and at cuts through a title or a
+    meta tag, where a copy ends the tag and the bound must too."""
+    pages = _pages(shared_data)
+    edge = ('<html><head><title>A long headline | Site</title><meta property="og:title" content="A long headline">'
+            '<meta name="description" content="Three words here and more"><meta name="twitter:title" content="Tw t t">'
+            '</head><body><h1>x</h1></body></html>')
+    cuts = []
+    for page in pages + [edge]:
+        body = X._from_body(page)
+        end = len(page) - len(body) if body is not page else min(len(page), 100_000)
+        cuts.append((page, end))
+        for key in ("<title", "og:title", "description"):
+            i = page.find(key, 0, end)
+            if i >= 0:
+                cuts += [(page, i + d) for d in (3, len(key), len(key) + 12, len(key) + 40)]
+    for page, end in cuts:
+        assert X._head_titles(page, end) == X._head_titles(page[:end])
+        assert X._head_descriptions(page, end) == X._head_descriptions(page[:end])
+
+
+def test_drop_scripts_from_body_start_equals_drop_scripts_of_body_copy(shared_data):
+    """``_drop_scripts(page, _body_start(page))`` reads the body in place and gives what ``_drop_scripts`` gives on
+    the body copied out (``_from_body``), on every page and on pages without a body tag, scripts or both."""
+    edge = ["<p>no body, no scripts</p>", "<script>x</script><p>no body</p>",
+            "<html><head><script>a</script></head><body><p>b</p></body></html>",
+            "<html><head></head><body class=x><p>no scripts</p></body></html>",
+            '<head><script>document.write("<body>")</script></head><body><script>y</script><p>z</p>']
+    for page in _pages(shared_data) + edge:
+        start = X._body_start(page)
+        assert page[start:] == X._from_body(page)
+        assert X._drop_scripts(page, start) == X._drop_scripts(X._from_body(page))

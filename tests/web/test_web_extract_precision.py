@@ -396,6 +396,25 @@ def test_drop_scripts_keeps_mathjax_and_text():
     assert "Never text" not in extract_html(page) and "Paragraph 7" in extract_html(page)
 
 
+
+def test_drop_scripts_empties_svg_and_select():
+    """Inline <svg> and <select> keep an empty element of their name: the text passes skip their content,
+    and DOM reads (a heading's text, an article body's text) no longer take icon titles or option lists."""
+    from assay.stages.web.extract import _drop_scripts, _extract_raw
+
+    html = ('<p>a</p><svg viewBox="0 0 9 9"><title>Share icon</title><svg><path d="M0"/></svg><path/></svg>'
+            '<p>b</p><svg class="x"/><p>c</p><select name="s"><option>Alpha</option></select><selection>d</selection>'
+            '<svgs>e</svgs><svg><g>left open')
+    assert _drop_scripts(html) == ('<p>a</p><svg></svg><p>b</p><svg class="x"/><p>c</p><select></select>'
+                                   '<selection>d</selection><svgs>e</svgs><svg><g>left open')
+    # a nested <svg> closes before its parent: the text after the parent stays
+    assert _drop_scripts("<svg><svg></svg><svg><svg></svg></svg>inner</svg><p>after</p>") == "<svg></svg><p>after</p>"
+    page = (f'<html><body><h1><svg aria-hidden="true"><title>Bookmark</title></svg>Rivers run dry in the north'
+            f'</h1><select><option>Choose an edition</option></select><article>{STORY}</article></body></html>')
+    _, rw = _extract_raw(page, True)
+    assert rw.title() == "Rivers run dry in the north"  # (read during the extraction)
+    assert "Bookmark" not in rw.html and "Choose an edition" not in rw.html
+
 # -- calls to action after the story -----------------------------------------------------------------
 def test_tail_calls_to_action_dropped_story_mentions_kept():
     from assay.stages.web.extract import _drop_tail_calls_to_action
