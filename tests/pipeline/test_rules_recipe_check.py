@@ -84,7 +84,7 @@ def test_unless_condition_is_checked_at_load_and_applies():
     from assay.stages.decisions.rules import decide_frame
 
     with pytest.raises(RecipeError, match=r"unless.*unknown signal 'web__code_char_fracc'"):
-        load_recipe(None, ["decisions.rules.line_punct.unless.signal=web__code_char_fracc"])
+        load_recipe(None, ["decisions.rules.mean_word_length_min.unless.signal=web__code_char_fracc"])
     spec = {"rules": [{"name": "line_punct", "source": "web", "signal": "p", "op": ">=", "value": 0.5,
                        "unless": {"signal": "code", "op": ">=", "value": 0.25}}], "code_rules": None}
     df = pl.DataFrame({"id": ["a", "b", "c"], "source": ["web"] * 3, "p": [0.1, 0.1, 0.9], "code": [0.5, 0.0, 0.0]})

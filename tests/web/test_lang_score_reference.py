@@ -27,7 +27,7 @@ OLD_RULES = [OLD_LANG if r["name"] == "lang_score" else r for r in RULES]
 
 
 def test_lang_score_exempts_identifier_dense_pages():
-    assert LANG["unless"][-1] == {"signal": "web__identifier_share", "op": ">=", "value": 0.15}
+    assert {"signal": "web__identifier_share", "op": ">=", "value": 0.15} in LANG["unless"]
     low = {"source": "web", "lang__score_margin": -0.1, "web__code_share": 0.0, "lang__prose_score_margin": None}
     spec = {"rules": [LANG]}
     assert decide(dict(low, web__identifier_share=0.3), spec).reason is None

@@ -154,7 +154,7 @@ def test_unless_exempts_code_listings_only():
     """``unless`` in a rule: the language floor and the prose-shape rules do not apply to code listings."""
     rules = [r for r in default_web_rules() if r["name"] == "lang_score"]
     assert rules and [c["signal"] for c in rules[0]["unless"]] == ["web__code_share", "lang__prose_score_margin",
-                                                                   "web__identifier_share"]
+                                                                   "web__identifier_share", "web__code_char_frac"]
     spec = {"rules": rules}
     low = {"source": "web", "lang__score_margin": -0.3}
     assert decide(dict(low, web__code_share=0.9), spec).reason is None
@@ -264,11 +264,13 @@ def rust_doc(debian_doc):
                                   "core/arch/aarch64/fn.vshlq_n_u8.html"])
 def test_short_api_entries_kept(rust_doc, page):
     """One intrinsic or constant per page: a signature, a sentence, a link: 20 to 50 words, most of
-    them code. The word floor is 50 on prose pages and 20 on code-dense ones (code share >= 0.25)."""
+    them code. The word floor is 50 on prose pages and 20 on code-dense ones (code share >= 0.25, or a code block
+    of 5% of the page)."""
     m = _signals(rust_doc / page)
     assert 20 <= m["gopher__n_words"] < 50 and m["web__code_share"] >= 0.25
     assert decide(m, {"rules": default_web_rules()}).reason is None
-    assert decide(dict(m, web__code_share=0.1), {"rules": default_web_rules()}).reason == "web_min_words"
+    assert decide(dict(m, web__code_share=0.1, web__code_char_frac=0.0),
+                  {"rules": default_web_rules()}).reason == "web_min_words"
     assert decide(dict(m, gopher__n_words=12), {"rules": default_web_rules()}).reason == "web_min_words_code"
 
 
