@@ -17,6 +17,7 @@ import yaml
 
 from assay.stages.decisions.rules import decide
 from assay.stages.web import heuristics
+from assay.stages.web.extract import extract_html
 from assay.stages.web.heuristics import split_prose
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,3 +49,35 @@ def test_haddock_module_page_kept(debian_doc, page_signals, monkeypatch):
     assert old["web__code_share"] < 0.05
     assert decide(old, {"rules": RULES}).reason == "web_web_quality_floor"
 
+
+
+# a declaration as Haddock 2.18+ writes it: the name, its type, then a "Source" link to the hyperlinked source and a
+# "#" anchor to itself
+_DECL = ('<p class="src"><a id="v:toText" class="def">toText</a> :: <a href="#t:Key">Key</a> -&gt; <a href="#t:Text">'
+         'Text</a> <a href="src/Data.Key.html#toText" class="link">Source</a> <a href="#v:toText" class="selflink">#'
+         '</a></p><div class="doc"><p>Convert a key to the text it holds, as it was written in the source.</p></div>')
+
+
+def _decl_page(head: str) -> str:
+    return (f"<html><head><title>Data.Key</title>{head}</head><body><div id=\"content\"><h1>Documentation</h1>"
+            f"{_DECL}</div></body></html>")
+
+
+def test_haddock_source_links_dropped_only_on_haddock_pages():
+    """The "Source" link and "#" anchor that close each Haddock signature are page chrome: gone on a page that
+    loads Haddock's script; a page of another site with the same "src"/"link"/"selflink" classes is unchanged."""
+    haddock = extract_html(_decl_page('<script src="haddock-bundle.min.js" async="async"></script>'))
+    assert "toText :: Key -> Text\n" in haddock + "\n" and "Source" not in haddock and "#" not in haddock
+    other = extract_html(_decl_page('<script src="site.js"></script>'))
+    assert "toText :: Key -> Text Source #" in other
+
+
+@pytest.mark.slow
+def test_haddock_signature_lines_end_with_their_type(debian_doc):
+    """aeson's Data.Aeson module (libghc-aeson-doc, Haddock 2.25): no declaration line ends in "Source #"."""
+    html = (debian_doc("libghc-aeson-doc") / "usr/share/doc/libghc-aeson-doc/html/Data-Aeson.html").read_text(
+        encoding="utf-8", errors="replace")
+    lines = extract_html(html).splitlines()
+    assert "decode :: FromJSON a => ByteString -> Maybe a" in lines
+    assert "encode :: ToJSON a => a -> ByteString" in lines
+    assert not [ln for ln in lines if ln.rstrip().endswith(("Source #", "Source"))]
