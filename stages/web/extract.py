@@ -1040,6 +1040,25 @@ class _Rewriter:
         for a in doc.query_selector_all(".src > a.link, .src > a.selflink").values():
             a.decompose()
 
+    def sphinx_signatures(self) -> None:
+        """Sphinx (4.x on) writes a signature's return annotation behind an arrow of its own
+        (``<span class="sig-return-icon">&#x2192;</span>``), which resiliparse's main-content pass drops as an
+        icon (it drops an element whose text is a lone symbol such as an arrow, whatever its class): "parse(x) ->
+        None" came out as "parse(x) None". Its viewcode extension ends every signature with a "[source]" link
+        (``span.viewcode-link``): page chrome, like Haddock's "Source". The arrow becomes Python's own return
+        annotation, " ->" (the space is what the stylesheet draws), which the pass keeps; the link goes. Both class
+        names are Sphinx's own."""
+        doc = self.tree.document
+        tokens = self.class_tokens
+        if doc is None or not ("sig-return-icon" in tokens or "viewcode-link" in tokens):
+            return
+        for el in doc.query_selector_all("span.sig-return-icon").values():
+            el.remove_attribute("class")
+            el.text = " ->"
+        for el in doc.query_selector_all("span.viewcode-link").values():
+            if el.parent is not None:
+                el.decompose()
+
     def code(self) -> None:
         doc = self.tree.document
         if doc is None:
@@ -1933,6 +1952,7 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
     rw = _Rewriter(tree, text, deadline)
     rw.doxygen_fragments(page)
     rw.haddock_source_links(page)
+    rw.sphinx_signatures()
     rw.boilerplate()
     rw.math()
     _check_deadline(deadline)
