@@ -852,11 +852,13 @@ class _Rewriter:
         self._replace(el, pre)
 
     @staticmethod
-    def _replace(el, node) -> None:
+    def _replace(el, node) -> bool:
+        """``el`` -> ``node`` in the tree; False when it could not be (detached nodes etc.)."""
         try:
             el.replace_with(node)
         except Exception:  # noqa: BLE001 - detached nodes etc.
-            pass
+            return False
+        return True
 
     # -- math ------------------------------------------------------------------------------------
     def _math_token(self, tex: str, display: bool) -> str:
@@ -1161,9 +1163,7 @@ class _Rewriter:
             # a <p> keeps the table a block for the extractor
             p = self.tree.create_element("p")
             p.append_child(self.tree.create_text_node(tok))
-            try:
-                t.replace_with(p)
-            except Exception:  # noqa: BLE001
+            if not self._replace(t, p):
                 continue
             self.table_blocks.append((p, tok, len(md)))
 
@@ -1965,7 +1965,7 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
         got = extract_plain_text(tree, main_content=main, **kwargs)
         return got.replace(_PH_PAD, "") if rw.padded else got
 
-    if main_content and _PRUNE_OUTSIDE_BODY:
+    if main_content:
         _prune_outside_body(rw)
     out = plain(main_content)
     if main_content:
@@ -2824,8 +2824,7 @@ def _find_ends(body_text: str, key: str, pos: int) -> int:
 
 
 # before the main-content pass, remove what lies around a marked article body (``_prune_outside_body``) unless
-# the long paragraphs outside it hold more than 1 - this share of the story's text; False turns it off (bench A/B)
-_PRUNE_OUTSIDE_BODY = True
+# the long paragraphs outside it hold more than 1 - this share of the story's text
 _PRUNE_BODY_SHARE = 0.7
 
 

@@ -59,3 +59,35 @@ def warc_pages(shared_data):
     import _e2e_corpus
 
     return {p.url: p for p in _e2e_corpus.warc_sample_pages(shared_data / "warc")}
+
+
+@pytest.fixture(scope="session")
+def gold_corpus_pages(shared_data) -> list[str]:
+    """Every page of the three gold corpora under ``../shared/data/html`` (ir_chaos, scrapinghub, readability) as
+    text, read once per session: the pages the extraction's shortcut tests compare on."""
+    import gzip
+
+    root = shared_data / "html"
+    paths = sorted((root / "ir_chaos/html").glob("*.htm*.gz")) + sorted((root / "scrapinghub/html").glob("*.html.gz"))
+    pages = [gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace") for p in paths]
+    pages += [p.read_text(encoding="utf-8", errors="replace")
+              for p in sorted((root / "readability/readability/input").glob("*.html"))]
+    if len(pages) < 100:
+        pytest.skip("no ir_chaos/scrapinghub/readability pages under ../shared/data/html")
+    return pages
+
+
+@pytest.fixture(scope="session")
+def shared_html_pages(shared_data) -> list[str]:
+    """The HTML pages of ``../shared/data/html`` that benchmarks/_web_data.py's ``html_pages`` reads (the code
+    fidelity set), as text, read once per session."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from _web_data import html_pages
+
+    pages = [html for _, html in html_pages(shared_data)]
+    if not pages:
+        pytest.skip("no scrapinghub/readability pages under ../shared/data/html")
+    return pages

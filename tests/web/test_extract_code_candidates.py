@@ -10,14 +10,9 @@ definitions (one ``closest`` per candidate, every "omment" element)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from assay.stages.web import extract as X
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 
 class _PlainInCode:
@@ -29,14 +24,6 @@ class _PlainInCode:
     def __call__(self, el) -> bool:
         return el.closest("pre, code, math") is not None
 
-
-def _pages(shared_data) -> list[str]:
-    from _web_data import html_pages
-
-    pages = [html for _, html in html_pages(shared_data)]
-    if not pages:
-        pytest.skip("no scrapinghub/readability pages under ../shared/data/html")
-    return pages
 
 
 def _haddock_sources(debian_doc, n: int = 12) -> list[str]:
@@ -85,8 +72,8 @@ def _extract_all(pages: list[str]) -> list:
     return out
 
 
-def test_code_candidate_shortcuts_give_the_plain_extraction(shared_data, monkeypatch):
-    pages = _pages(shared_data) + [_listing(n, seed) for n, seed in ((2, 0), (5, 1), (40, 2), (400, 3))]
+def test_code_candidate_shortcuts_give_the_plain_extraction(shared_html_pages, monkeypatch):
+    pages = shared_html_pages + [_listing(n, seed) for n, seed in ((2, 0), (5, 1), (40, 2), (400, 3))]
     _assert_plain_extraction(pages, monkeypatch)
     # the listing's widgets went and its comments stayed, with the fast paths as without them
     text = X.extract_html(pages[-1])
@@ -116,13 +103,13 @@ def _assert_plain_extraction(pages: list[str], monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("query_at", [2, X._IN_CODE_QUERY_AT])
-def test_in_code_answers_as_closest_for_every_candidate(shared_data, debian_doc, monkeypatch, query_at):
+def test_in_code_answers_as_closest_for_every_candidate(shared_html_pages, debian_doc, monkeypatch, query_at):
     from resiliparse.parse.html import HTMLTree
 
     monkeypatch.setattr(X, "_IN_CODE_QUERY_AT", query_at)
 
     n_known = n_inside = n_candidates = 0
-    for page in _pages(shared_data) + _haddock_sources(debian_doc, 4) + [_listing(60), _listing(3)]:
+    for page in shared_html_pages + _haddock_sources(debian_doc, 4) + [_listing(60), _listing(3)]:
         text = X._drop_scripts(X._from_body(page))
         rw = X._Rewriter(HTMLTree.parse(text), text)
         sel = X._boilerplate_selector(rw.class_tokens, rw.attr_values[1], rw.attr_text)
@@ -162,11 +149,11 @@ def test_in_code_knows_only_the_element_it_queried(monkeypatch):
     assert not in_code(els[("p", "e")]) and in_code(els[("i", "f")]) and in_code(els[("mi", "g")])
 
 
-def test_doc_comment_query_selects_the_spared_tags_in_document_order(shared_data, debian_doc):
+def test_doc_comment_query_selects_the_spared_tags_in_document_order(shared_html_pages, debian_doc):
     from resiliparse.parse.html import HTMLTree
 
     n = 0
-    for page in _pages(shared_data) + _haddock_sources(debian_doc, 4) + [_listing(30)]:
+    for page in shared_html_pages + _haddock_sources(debian_doc, 4) + [_listing(30)]:
         doc = HTMLTree.parse(page).document
         if doc is None:
             continue

@@ -6,29 +6,18 @@ first line the heading test (``_TEASER_HEADING_RE`` on a short line) accepts the
 
 from __future__ import annotations
 
-import gzip
 
 import pytest
 
 from assay.stages.web import extract as X
 
 
-def _pages(shared_data) -> list[str]:
-    root = shared_data / "html"
-    paths = sorted((root / "ir_chaos/html").glob("*.htm.gz")) + sorted((root / "scrapinghub/html").glob("*.html.gz"))
-    pages = [gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace") for p in paths]
-    pages += [p.read_text(encoding="utf-8", errors="replace")
-              for p in sorted((root / "readability/readability/input").glob("*.html"))]
-    if not pages:
-        pytest.skip("no ir_chaos/scrapinghub/readability pages under ../shared/data/html")
-    return pages
 
-
-def test_flat_table_rows_equal_rows_read_per_tr(shared_data):
+def test_flat_table_rows_equal_rows_read_per_tr(gold_corpus_pages):
     from resiliparse.parse.html import HTMLTree
 
     n_tables = n_flat = n_rows = 0
-    for page in _pages(shared_data):
+    for page in gold_corpus_pages:
         text = X._drop_scripts(X._from_body(page))
         rw = X._Rewriter(HTMLTree.parse(text), text)
         rw.boilerplate()
@@ -67,13 +56,13 @@ def test_flat_table_rows_are_not_used_on_tables_with_foreign_content():
     assert rw.blocks == ["| a | b |\n|---|---|\n| c | d |"]
 
 
-def test_teaser_heading_at_is_the_first_heading_from_start(shared_data):
+def test_teaser_heading_at_is_the_first_heading_from_start(gold_corpus_pages, shared_data):
     from resiliparse.extract.html2text import extract_plain_text
 
     gold = sorted((shared_data / "html/ir_chaos/gold").glob("*.txt"))
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in gold]
     # whole pages as text, menus and teaser lists included
-    texts += [extract_plain_text(p, main_content=False, list_bullets=True) for p in _pages(shared_data)[::2]]
+    texts += [extract_plain_text(p, main_content=False, list_bullets=True) for p in gold_corpus_pages[::2]]
     hits = 0
     for text in texts:
         lines = X._drop_galleries(text.split("\n"))
@@ -91,16 +80,16 @@ def test_teaser_heading_at_is_the_first_heading_from_start(shared_data):
     assert hits >= 20, hits  # pages with teaser headings were compared
 
 
-def _shortcut_pages(shared_data) -> list[str]:
+def _shortcut_pages(gold_corpus_pages) -> list[str]:
     """Pages with code blocks (the block loop's shortcuts) and every fifth other page (the linked-teaser index)."""
-    pages = _pages(shared_data)
+    pages = gold_corpus_pages
     return [p for i, p in enumerate(pages) if "<pre" in p.lower() or i % 5 == 0]
 
 
-def test_block_and_link_shortcuts_give_the_plain_results(shared_data, monkeypatch):
+def test_block_and_link_shortcuts_give_the_plain_results(gold_corpus_pages, monkeypatch):
     """With every shortcut on (one query per page for the blocks' <br>/gutters/<code>/<figure>, the index of link
     texts for the linked teasers) and with none, each page's text and counters are the same."""
-    pages = _shortcut_pages(shared_data)
+    pages = _shortcut_pages(gold_corpus_pages)
     monkeypatch.setattr(X, "_PRE_QUERY_MIN", 1)
     monkeypatch.setattr(X, "_LINK_START_INDEX_MIN", 1)
     fast = [X.extract_html_detailed(p) for p in pages]
@@ -111,11 +100,11 @@ def test_block_and_link_shortcuts_give_the_plain_results(shared_data, monkeypatc
     assert sum(st["n_code_blocks"] for _, st in plain) >= 20, "the comparison saw code blocks"
 
 
-def test_link_text_index_never_rules_out_a_link_text(shared_data):
+def test_link_text_index_never_rules_out_a_link_text(gold_corpus_pages):
     """``_may_be_link_text`` is False only where ``_link_text_at`` finds nothing, for every line of four words or more
     of the main text of real pages, searched from the page's start and from the line's own first occurrence."""
     n_links = n_ruled_out = 0
-    for page in _shortcut_pages(shared_data)[:150]:
+    for page in _shortcut_pages(gold_corpus_pages)[:150]:
         raw = X._extract_raw(page, True)
         if raw is None:
             continue
@@ -158,11 +147,11 @@ def test_call_to_action_prefilter_keeps_every_match(line):
     assert X._CTA_RE.search(line) and X._may_be_cta_line(line)
 
 
-def test_line_prefilters_keep_every_match_on_real_lines(shared_data):
+def test_line_prefilters_keep_every_match_on_real_lines(gold_corpus_pages):
     """Every line of the full-page text of real pages that ``_META_LINE_RE`` or ``_CTA_RE`` matches passes its
     prefilter (``_may_be_meta_line``, ``_may_be_cta_line``), and the prefilters rule out most lines."""
     n_lines = n_meta = n_cta = n_skipped = 0
-    for page in _pages(shared_data)[::3]:
+    for page in gold_corpus_pages[::3]:
         raw = X._extract_raw(page, False)
         if raw is None:
             continue
@@ -181,7 +170,7 @@ def test_line_prefilters_keep_every_match_on_real_lines(shared_data):
     assert n_meta >= 20 and n_cta >= 20 and n_skipped >= n_lines // 2, (n_lines, n_meta, n_cta, n_skipped)
 
 
-def test_node_caches_give_the_extraction_of_resiliparses_own_cache(shared_data, monkeypatch):
+def test_node_caches_give_the_extraction_of_resiliparses_own_cache(gold_corpus_pages, monkeypatch):
     """``_WeakNodeCache`` in place of resiliparse's ``WeakValueDictionary`` node cache, and the per-extraction
     ``_PageNodeCache`` (the default): the same text and counts on every page (the cache only decides whether a
     node already has a Python object); after each extraction the process-wide cache is back and the page's
@@ -190,7 +179,7 @@ def test_node_caches_give_the_extraction_of_resiliparses_own_cache(shared_data, 
 
     import resiliparse.parse.html.node as rnode
 
-    pages = _pages(shared_data)[::3]
+    pages = gold_corpus_pages[::3]
     monkeypatch.setattr(X, "_NODE_CACHE_SET", [True])  # this test installs each cache itself
     with_page_cache, without = X._extract_raw, X._extract_raw_page
     out = {}
@@ -215,10 +204,10 @@ def test_node_caches_give_the_extraction_of_resiliparses_own_cache(shared_data, 
     assert out["page"] == out["resiliparse"]
 
 
-def test_page_node_cache_is_in_place_during_an_extraction_only(shared_data, monkeypatch):
+def test_page_node_cache_is_in_place_during_an_extraction_only(gold_corpus_pages, monkeypatch):
     import resiliparse.parse.html.node as rnode
 
-    page = _pages(shared_data)[0]
+    page = gold_corpus_pages[0]
     X.extract_html(page)  # installs the process-wide cache
     before = rnode._node_cache
     assert isinstance(before, X._WeakNodeCache)

@@ -6,23 +6,12 @@ other lists equal those of the selector that asked for the password fields itsel
 
 from __future__ import annotations
 
-import gzip
 import random
 
 import pytest
 
 from assay.stages.web import extract as X
 
-
-def _pages(shared_data) -> list[str]:
-    root = shared_data / "html"
-    paths = sorted((root / "ir_chaos/html").glob("*.htm*.gz")) + sorted((root / "scrapinghub/html").glob("*.html.gz"))
-    pages = [gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace") for p in paths]
-    pages += [p.read_text(encoding="utf-8", errors="replace")
-              for p in sorted((root / "readability/readability/input").glob("*.html"))]
-    if len(pages) < 100:
-        pytest.skip("no ir_chaos/scrapinghub/readability pages under ../shared/data/html")
-    return pages
 
 
 def _math_markup_by_find(html: str) -> set[str]:
@@ -71,8 +60,8 @@ _EDGE = ["", "math", "mathmath", "mmath", "<math", "<m:math>", "x<mathmath/", "k
          "<html><head>\u00e9</head><body>x</body><body>y"]
 
 
-def test_math_markup_and_from_body_equal_their_find_definitions(shared_data):
-    pages = _pages(shared_data)
+def test_math_markup_and_from_body_equal_their_find_definitions(gold_corpus_pages):
+    pages = gold_corpus_pages
     n_math = n_body = 0
     for page in pages + _EDGE:
         got = X._math_markup(page)
@@ -122,9 +111,9 @@ def test_password_fields_are_the_inputs_lexbor_selects(inp, is_pwd):
     assert bool(got[5]) == is_pwd
 
 
-def test_walk_lists_equal_those_of_the_former_selector(shared_data):
+def test_walk_lists_equal_those_of_the_former_selector(gold_corpus_pages):
     n_pwd = n_inputs = 0
-    for page in _pages(shared_data):
+    for page in gold_corpus_pages:
         text = X._drop_scripts(X._from_body(page))
         got, want = _walk_lists(text)
         assert got == want
@@ -141,11 +130,11 @@ def test_whitespace_only_pages_extract_to_nothing():
         assert c.isspace() == (not c.strip())
 
 
-def test_head_read_in_place_equals_head_copy(shared_data):
+def test_head_read_in_place_equals_head_copy(gold_corpus_pages):
     """``_head_titles`` and ``_head_descriptions`` read up to ``end`` in the whole page give what they give on the
     head copied out (``page[:end]``, as before): on every page, at its ``<body`` and at cuts through a title or a
     meta tag, where a copy ends the tag and the bound must too."""
-    pages = _pages(shared_data)
+    pages = gold_corpus_pages
     edge = ('<html><head><title>A long headline | Site</title><meta property="og:title" content="A long headline">'
             '<meta name="description" content="Three words here and more"><meta name="twitter:title" content="Tw t t">'
             '</head><body><h1>x</h1></body></html>')
@@ -163,14 +152,14 @@ def test_head_read_in_place_equals_head_copy(shared_data):
         assert X._head_descriptions(page, end) == X._head_descriptions(page[:end])
 
 
-def test_drop_scripts_from_body_start_equals_drop_scripts_of_body_copy(shared_data):
+def test_drop_scripts_from_body_start_equals_drop_scripts_of_body_copy(gold_corpus_pages):
     """``_drop_scripts(page, _body_start(page))`` reads the body in place and gives what ``_drop_scripts`` gives on
     the body copied out (``_from_body``), on every page and on pages without a body tag, scripts or both."""
     edge = ["<p>no body, no scripts</p>", "<script>x</script><p>no body</p>",
             "<html><head><script>a</script></head><body><p>b</p></body></html>",
             "<html><head></head><body class=x><p>no scripts</p></body></html>",
             '<head><script>document.write("<body>")</script></head><body><script>y</script><p>z</p>']
-    for page in _pages(shared_data) + edge:
+    for page in gold_corpus_pages + edge:
         start = X._body_start(page)
         assert page[start:] == X._from_body(page)
         assert X._drop_scripts(page, start) == X._drop_scripts(X._from_body(page))

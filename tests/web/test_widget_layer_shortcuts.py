@@ -10,23 +10,8 @@ definitions."""
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
-
-import pytest
 
 from assay.stages.web import extract as X
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-
-def _pages(shared_data) -> list[str]:
-    from _web_data import html_pages
-
-    pages = [html for _, html in html_pages(shared_data)]
-    if not pages:
-        pytest.skip("no scrapinghub/readability pages under ../shared/data/html")
-    return pages
 
 
 def _plain_selector(sel: str) -> str:
@@ -49,9 +34,9 @@ def _selector_of(page: str):
     return rw.tree.document, X._boilerplate_selector(rw.class_tokens, rw.attr_values[1], rw.attr_text)
 
 
-def test_grouped_widget_selector_selects_what_its_words_select(shared_data):
+def test_grouped_widget_selector_selects_what_its_words_select(shared_html_pages):
     n_grouped = n_selected = 0
-    for page in _pages(shared_data) + [_WIDGETS]:
+    for page in shared_html_pages + [_WIDGETS]:
         doc, sel = _selector_of(page)
         if not sel or doc is None:
             continue
@@ -80,12 +65,12 @@ def _count_sentence_breaks(text: str) -> int:
     return sum(text.count(end) for end in X._SENTENCE_ENDS)
 
 
-def test_sentence_break_threshold_is_the_count_reaching_it(shared_data):
+def test_sentence_break_threshold_is_the_count_reaching_it(shared_html_pages):
     texts = ["", ".", ". ", "a. b", "Dr.Who", "e.g. this. That? Yes! No.\nEnd", "。？！", "完了。次？", "a.\n\n. .",
              "x" * 50 + ". " * 3, "’Quoted.’ Then. ", "no ends here", "?!", "! ? . "]
     from resiliparse.parse.html import HTMLTree
 
-    for page in _pages(shared_data)[:60]:
+    for page in shared_html_pages[:60]:
         doc = HTMLTree.parse(page).document
         texts += [el.text or "" for el in doc.query_selector_all("p, li, div").values()[:40]]
     n_reaching = 0
@@ -98,10 +83,10 @@ def test_sentence_break_threshold_is_the_count_reaching_it(shared_data):
     assert n_reaching >= 50
 
 
-def test_doc_comment_pass_without_code_on_the_page_skips_nothing_it_would_spare(shared_data, monkeypatch):
+def test_doc_comment_pass_without_code_on_the_page_skips_nothing_it_would_spare(shared_html_pages, monkeypatch):
     """The pass skipped on pages without ``<pre>``/``<code>`` (``_has_code_elements``) spares nothing there: the
     extraction of every page is the one the pass run on every page gives."""
-    pages = _pages(shared_data) + [
+    pages = shared_html_pages + [
         '<div class="comment"><p>Note on the API, in prose with no code at all here.</p></div>'
         '<div class="doc-comment"><p>Returns the value.</p><pre>f x = x</pre></div>']
     fast = [X.extract_html(p) for p in pages]
@@ -118,11 +103,11 @@ def _plain_widget_word(key: str) -> str:
     return m.group(1).lower() if m is not None else ""
 
 
-def test_widget_word_of_a_key_is_the_case_folded_match(shared_data):
+def test_widget_word_of_a_key_is_the_case_folded_match(shared_html_pages):
     keys = ["share", "Share-Bar x", "no-share comments", "imageCaption", "photoCaptionText", "site-HEADER ",
             "x advertisement_box", "read-more-stories", "BACK-TO-TOP", "sharebutton", " social", "\u017fhare",
             "boo\u212a comment", "k\u00e9y-share", "No-Share", "navheader", "comment\u0130 bio", ""]
-    for page in _pages(shared_data):
+    for page in shared_html_pages:
         doc, sel = _selector_of(page)
         if sel and doc is not None:
             keys += [(el.getattr("class") or "") + " " + (el.getattr("id") or "")
