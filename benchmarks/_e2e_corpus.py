@@ -98,8 +98,13 @@ RESERVED_PACKAGE_RE = re.compile(r"^(python3\.11-doc|postgresql-doc(-\d+)?|git-d
 # python3-pgpy-doc, python-django-extensions-doc, libghc-data-reify-doc, libcontent-hub-doc, python-pytest-order-doc,
 # libnet1-doc, libghc-snap-doc, python-doc8-doc, coreboot-utils-doc, python-oslo.serialization-doc, python-mdtraj-doc,
 # libpwiz-doc, python-tinycss-doc, libghc-hslua-module-system-doc, libftdi1-doc, reglookup-doc, libghc-clock-doc;
-# session 33, drawn the same way with seed 2026120234 before any change of that session was made) is kept for that
-# session's final measurement only.
+# session 33, drawn the same way with seed 2026120234 before any change of that session was made) was measured at
+# that session's start and end. Set T (liblwip-doc, python-ipywidgets-doc, libflint-arb-doc, orthanc-doc, libzinnia-doc,
+# libghc-ap-normalize-doc, libgig-doc, libghc-io-streams-haproxy-doc, python-tpm2-pytss-doc, libvkd3d-doc,
+# libghc-tasty-quickcheck-doc, ruby-benchmark-suite-doc, libfreecontact-doc, libvlfeat-doc, highlight.js-doc,
+# libswing-layout-java-doc, libghc-casa-types-doc, libghc-http-doc, libghc-filepath-bytestring-doc; session 34, drawn
+# the same way with seed 2026120235 before any change of that session was made) is kept for that session's
+# measurements only.
 # Choose new packages to rehearse.
 TUNED_ON_PACKAGES = frozenset((
     "cmake-doc", "libglib2.0-doc", "libsdl2-doc", "erlang-doc", "openjdk-17-doc",
