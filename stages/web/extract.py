@@ -577,10 +577,10 @@ def nesting_depth_exceeds(html: str, limit: int = MAX_DEPTH) -> bool:
     ``_DEPTH_CHECK_MIN_TAGS`` "<" are never flagged), in linear time. A vectorised upper bound
     (every ``<x`` +1, every ``</`` -1, running maximum) clears ordinary pages in well under a millisecond;
     only pages over it get an exact stack scan (void elements skipped, closing tags pop to their match)."""
-    import numpy as np
-
     if html.count("<") <= max(limit, _DEPTH_CHECK_MIN_TAGS):
         return False
+    import numpy as np
+
     raw = np.frombuffer(html.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     lt = np.flatnonzero(raw[:-3] == 60)  # '<'
     c1, c2, c3 = (raw[lt + k] | 32 for k in (1, 2, 3))  # lower-cased bytes after '<'
@@ -1520,7 +1520,14 @@ _BYLINE_MAX = 80
 # (train+dev: 7 such lines outside the gold text, none inside; "... thermostat powered by Cortana" is longer)
 _CREDIT_LINE_RE = re.compile(r"(?i:[(\[]?via\s+(?:[^.!?]|\.(?=\w)){2,40}[)\]]?|[^.!?]{0,25}\bpowered by(?:\s+[^\s.!?]+){0,2}|"
                              r"featured image (?:from|by|via|courtesy of)\s[^!?]{2,60}|filed in\s*[.:|].{0,100})")
-_CREDIT_LINE_KEYS_RE = re.compile("via|Via|owered by|eatured image|iled in")  # literals first: half the CPU
+
+
+def _may_be_credit_line(key: str) -> bool:
+    """False when ``_CREDIT_LINE_RE`` cannot match ``key``: none of the literals of its branches in it ("via",
+    "Via", "owered by", "eatured image", "iled in"), looked for first (half the CPU). Five ``in`` tests cost
+    about a third of one search of their alternation, which tries each literal at every position of the line."""
+    return ("via" in key or "Via" in key or "owered by" in key or "eatured image" in key
+            or "iled in" in key)
 
 
 # a time alone ("9:28 AM ET"): a stamp's remains
@@ -1623,7 +1630,8 @@ _FOLD_ONLY_CHARS = ("\u0130", "\u0131", "\u017f")
 
 
 def _lower_folds_like_re(s: str) -> bool:
-    return s.isascii() or not any(c in s for c in _FOLD_ONLY_CHARS)
+    # (``_FOLD_ONLY_CHARS`` spelled out: three ``in`` tests cost a third of ``any`` over a generator)
+    return s.isascii() or ("\u0130" not in s and "\u0131" not in s and "\u017f" not in s)
 
 
 def _may_be_meta_line(key: str) -> bool:
@@ -1681,7 +1689,7 @@ def _restore(text: str, rw: _Rewriter) -> str:
             if (8 <= n <= 80 and _DATE_LINE_RE.fullmatch(key.lstrip(_CHROME_STRIP))
                     or _may_be_meta_line(key) and _META_LINE_RE.match(key) or n <= 16 and _TIME_LINE_RE.fullmatch(key)):
                 continue
-            if n <= 120 and _CREDIT_LINE_KEYS_RE.search(key) and _CREDIT_LINE_RE.fullmatch(key):
+            if n <= 120 and _may_be_credit_line(key) and _CREDIT_LINE_RE.fullmatch(key):
                 continue
             if n <= _BYLINE_MAX and ("by" in key or "By" in key or "BY" in key) and _BYLINE_RE.fullmatch(key):
                 continue

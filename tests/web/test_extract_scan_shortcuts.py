@@ -2,11 +2,14 @@
 scrapinghub, readability) and on edge cases: ``_math_markup`` and ``_from_body`` with a regex search for their
 literal (``_MATH_WORD_RE``, ``_BODY_OPEN_RE``) equal their ``str.find`` definitions; the walk's password fields
 (every ``<input>``, tested by ``_is_password_input``) equal lexbor's ``input[type="password" i]``, and the walk's
-other lists equal those of the selector that asked for the password fields itself."""
+other lists equal those of the selector that asked for the password fields itself; ``_restore``'s line prefilters
+(``_may_be_credit_line``: five ``in`` tests, ``_lower_folds_like_re``) answer as their former regex/``any``
+definitions."""
 
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -163,3 +166,36 @@ def test_drop_scripts_from_body_start_equals_drop_scripts_of_body_copy(gold_corp
         start = X._body_start(page)
         assert page[start:] == X._from_body(page)
         assert X._drop_scripts(page, start) == X._drop_scripts(X._from_body(page))
+
+
+_CREDIT_KEYS_RE = re.compile("via|Via|owered by|eatured image|iled in")  # the former prefilter
+
+
+@pytest.mark.parametrize("line", [
+    "via GSM Arena", "(via Gizmodo)", "Conversation powered by Livefyre", "Featured image from Shutterstock.",
+    "Filed in . Read more about E3", "VIA REUTERS", "trivial", "", "obvias", "Powered By X", "\u0130stanbul via x",
+    "Featured Image by X", "profiled in", "\u017f via", "a" * 130 + " via"])
+def test_credit_line_prefilter_equals_the_former_regex(line):
+    assert X._may_be_credit_line(line) == bool(_CREDIT_KEYS_RE.search(line))
+
+
+@pytest.mark.parametrize("line", ["plain ascii", "caf\u00e9", "\u0130stanbul", "\u0131", "lo\u017fe", "K\u212a", "", "\u00e9\u0130"])
+def test_fold_check_equals_its_definition(line):
+    assert X._lower_folds_like_re(line) == (line.isascii() or not any(c in line for c in X._FOLD_ONLY_CHARS))
+
+
+def test_line_prefilters_equal_their_definitions_on_extracted_lines(gold_corpus_pages):
+    """The credit-line and case-fold prefilters of ``_restore`` answer as their former definitions on every line
+    the main-content pass gives on the gold pages (a seeded sample of 150 pages)."""
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.html import HTMLTree
+
+    pages = random.Random(7).sample(gold_corpus_pages, 150)
+    n = 0
+    for html in pages:
+        for line in extract_plain_text(HTMLTree.parse(html), main_content=True).split("\n"):
+            key = line.strip()
+            n += 1
+            assert X._may_be_credit_line(key) == bool(_CREDIT_KEYS_RE.search(key)), key
+            assert X._lower_folds_like_re(key) == (key.isascii() or not any(c in key for c in X._FOLD_ONLY_CHARS)), key
+    assert n > 5000
