@@ -109,7 +109,8 @@ QUALITY = {"fasttext_<m>__score": "float", "fasttext_<m>__pct": "float"}
 NORMALIZE = {"normalize__changed": "bool", "normalize__chars_delta": "int"}
 WEB_QUALITY = {"quality__web_score": "float", "quality__web_pct": "float", "quality__lang": "str"}
 URL_SAFETY = {"safety__url_blocked": "bool", **_names("safety__", "str", "url_reason", "url_category")}
-ADULT = {"safety__adult_share": "float", "safety__adult_words": "int", "safety__adult_lang": "str"}
+ADULT = {"safety__adult_share": "float", "safety__adult_words": "int", "safety__adult_distinct": "int",
+         "safety__adult_lang": "str"}
 
 # written by every run whatever its steps (core columns, dedup signatures, the dedup priority)
 CORE_SIGNALS = {"id": "str", "source": "str", "reject_reason": "str"}
@@ -188,7 +189,8 @@ _KINDS = [
               "UT1-format domain/URL blocklists and banned URL words: safety__url_blocked, safety__url_reason",
               URL_SAFETY),
     StageKind("adult_content_v1", "assay.stages.web.safety:AdultContent", "signal",
-              "LDNOOBW adult-word share per language: safety__adult_share, safety__adult_words", ADULT),
+              "LDNOOBW adult-word share per language: safety__adult_share, safety__adult_words, safety__adult_distinct",
+              ADULT),
     StageKind("normalize_v1", "assay.stages.output.normalize:TextNormalizer", "parse", "NFC, mojibake repair, newlines",
               NORMALIZE),
 ]

@@ -292,7 +292,7 @@ def test_adult_count_memo_checks_the_language_and_the_text():
     S.COUNTED.open()
     try:
         text = "An ordinary sentence about the weather and the harbour, nothing else to see here at all."
-        got = S.adult_word_count(text, "en")
+        got = S.adult_word_stats(text, "en")  # (hits, words, distinct entries)
         assert S.counted_whole_text(text, "de") is None  # another language: counted again
         S.adult_word_count(text, "en")
         assert S.counted_whole_text(text + " More.", "en") is None  # another text
