@@ -1061,6 +1061,20 @@ class _Rewriter:
             if el.parent is not None:
                 el.decompose()
 
+    def empty_separators(self) -> None:
+        """An empty element whose class names a separator (``sep``, ``separator``) is one the stylesheet draws
+        (gi-docgen's headings: ``<a>Json</a><span class="sep"></span><a>Reader</a><span class="sep"></span>
+        get_int_value``, with ``span.sep::after {content: "▸"}`` and padding): without it the words around it ran
+        together ("JsonReaderget_int_value"). It now reads as one space, what its padding draws. Only empty ones:
+        a separator with text of its own keeps it."""
+        doc = self.tree.document
+        tokens = self.class_tokens
+        if doc is None or not ("sep" in tokens or "separator" in tokens):
+            return
+        for el in doc.query_selector_all(".sep, .separator").values():
+            if el.first_child is None and el.tag not in _VOID:
+                el.text = " "
+
     def code(self) -> None:
         doc = self.tree.document
         if doc is None:
@@ -1953,6 +1967,7 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
     rw.doxygen_fragments(page)
     rw.haddock_source_links(page)
     rw.sphinx_signatures()
+    rw.empty_separators()
     rw.boilerplate()
     rw.math()
     _check_deadline(deadline)

@@ -80,7 +80,9 @@ def test_gidocgen_function_pages_kept(debian_doc, page_signals, page, rule, decl
     assert declaration in extract_html(html)
     m = page_signals(html)
     assert m["web__n_code_blocks"] == 1 and 0.05 <= m["web__code_char_frac"] and m["web__code_share"] < 0.25
-    assert decide(m, {"rules": OLD_RULES}).reason == f"web_{rule}"
+    # the named old rule drops it (get_int_value's heading no longer glued: lang_score, earlier in the list, drops
+    # it under the old rules too)
+    assert decide(m, {"rules": [r for r in OLD_RULES if r["name"] == rule]}).reason == f"web_{rule}"
     assert decide(m, {"rules": RULES}).reason is None
 
 
