@@ -125,7 +125,10 @@ TUNED_ON_PACKAGES = frozenset((
     "libghc-aeson-doc", "libghc-pandoc-doc", "libghc-gi-gio-doc", "libeigen3-doc", "junit4-doc",
     # h-doc16 (session 33): set R's two packages with the lowest <pre> kept (open3d-doc 0.080, pluma-doc 0.649 at
     # 548c3ec) read page by page to find where their <pre> lines went; set R's other packages were not read
-    "open3d-doc", "pluma-doc"))
+    "open3d-doc", "pluma-doc",
+    # h-glue17 (session 34): set S's python-mdtraj-doc read page by page (its pages lost to lang_score: Sphinx
+    # signatures and numpydoc parameter lines read as prose)
+    "python-mdtraj-doc"))
 
 
 def doc_site(name: str) -> str:
