@@ -1080,6 +1080,17 @@ class _Rewriter:
             pre.append_child(self.tree.create_text_node(txt))
             dt.append_child(pre)
 
+    def source_links(self) -> None:
+        """A link to the entry's source (``a.srclink``: gi-docgen's "[src]" after every section heading, rustdoc's
+        "source" beside each item, Node.js's "[src]"): page chrome, like Haddock's "Source" and Sphinx's
+        "[source]" ("Declaration [src]" headed every libjson-glib-doc function page). It goes."""
+        doc = self.tree.document
+        if doc is None or "srclink" not in self.class_tokens:
+            return
+        for a in doc.query_selector_all("a.srclink").values():
+            if a.parent is not None:
+                a.decompose()
+
     def empty_separators(self) -> None:
         """An empty element whose class names a separator (``sep``, ``separator``) is one the stylesheet draws
         (gi-docgen's headings: ``<a>Json</a><span class="sep"></span><a>Reader</a><span class="sep"></span>
@@ -1987,6 +1998,7 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
     rw.haddock_source_links(page)
     rw.sphinx_signatures()
     rw.empty_separators()
+    rw.source_links()
     rw.boilerplate()
     rw.math()
     _check_deadline(deadline)
