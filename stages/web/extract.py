@@ -1048,11 +1048,13 @@ class _Rewriter:
         icon (it drops an element whose text is a lone symbol such as an arrow, whatever its class): "parse(x) ->
         None" came out as "parse(x) None". Its viewcode extension ends every signature with a "[source]" link
         (``span.viewcode-link``): page chrome, like Haddock's "Source". The arrow becomes Python's own return
-        annotation, " ->" (the space is what the stylesheet draws), which the pass keeps; the link goes. Both class
-        names are Sphinx's own."""
+        annotation, " ->" (the space is what the stylesheet draws), which the pass keeps; the link goes. The
+        signature itself (``dt.sig-object``) becomes a code block, and a parameter's type (docutils' classifier) reads
+        after " : ". All these class names are Sphinx's (docutils') own."""
         doc = self.tree.document
         tokens = self.class_tokens
-        if doc is None or not ("sig-return-icon" in tokens or "viewcode-link" in tokens):
+        if doc is None or not ("sig-return-icon" in tokens or "viewcode-link" in tokens or "sig-object" in tokens
+                               or "classifier" in tokens):
             return
         for el in doc.query_selector_all("span.sig-return-icon").values():
             el.remove_attribute("class")
@@ -1060,6 +1062,48 @@ class _Rewriter:
         for el in doc.query_selector_all("span.viewcode-link").values():
             if el.parent is not None:
                 el.decompose()
+        # a parameter's type (docutils' classifier: numpydoc's "name : type"), drawn by Sphinx's basic.css
+        # (``.classifier:before {content: ":"}``): without it name and type ran together ("trajTrajectory")
+        for el in doc.query_selector_all("dt > span.classifier").values():
+            el.text = " : " + " ".join((el.text or "").split())
+        # the signature (``dt.sig-object``) is the entry's declaration: a code block, as gi-docgen's and Doxygen's
+        # <pre> declarations and Haddock's signature lines are. As prose (a line of identifiers) it made short API
+        # entries read as no language (python-mdtraj-doc: 10 of 45 sampled pages under lang_score)
+        for dt in doc.query_selector_all("dt.sig-object").values():
+            for a in dt.query_selector_all("a.headerlink").values():
+                a.decompose()
+            txt = " ".join((dt.text or "").split())
+            if not txt:
+                continue
+            dt.text = ""
+            pre = self.tree.create_element("pre")
+            pre.append_child(self.tree.create_text_node(txt))
+            dt.append_child(pre)
+
+    def source_links(self) -> None:
+        """A link to the entry's source (``a.srclink``: gi-docgen's "[src]" after every section heading, rustdoc's
+        "source" beside each item, Node.js's "[src]"): page chrome, like Haddock's "Source" and Sphinx's
+        "[source]" ("Declaration [src]" headed every libjson-glib-doc function page). It goes."""
+        doc = self.tree.document
+        if doc is None or "srclink" not in self.class_tokens:
+            return
+        for a in doc.query_selector_all("a.srclink").values():
+            if a.parent is not None:
+                a.decompose()
+
+    def empty_separators(self) -> None:
+        """An empty element whose class names a separator (``sep``, ``separator``) is one the stylesheet draws
+        (gi-docgen's headings: ``<a>Json</a><span class="sep"></span><a>Reader</a><span class="sep"></span>
+        get_int_value``, with ``span.sep::after {content: "▸"}`` and padding): without it the words around it ran
+        together ("JsonReaderget_int_value"). It now reads as one space, what its padding draws. Only empty ones:
+        a separator with text of its own keeps it."""
+        doc = self.tree.document
+        tokens = self.class_tokens
+        if doc is None or not ("sep" in tokens or "separator" in tokens):
+            return
+        for el in doc.query_selector_all(".sep, .separator").values():
+            if el.first_child is None and el.tag not in _VOID:
+                el.text = " "
 
     def code(self) -> None:
         doc = self.tree.document
@@ -1961,6 +2005,8 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
     rw.doxygen_fragments(page)
     rw.haddock_source_links(page)
     rw.sphinx_signatures()
+    rw.empty_separators()
+    rw.source_links()
     rw.boilerplate()
     rw.math()
     _check_deadline(deadline)

@@ -69,7 +69,8 @@ def test_exemptions():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("page, rule, declaration", [
-    ("method.Reader.get_int_value.html", "min_words", "json_reader_get_int_value ("),  # 31 words
+    # 49 words (get_int_value, 31 words, was the example: without its "[src]" links its code share is 0.26, code-dense)
+    ("method.Reader.get_string_value.html", "min_words", "json_reader_get_string_value ("),
     ("method.Generator.to_data.html", "list_ratio", "json_generator_to_data ("),  # 100 words, newline ratio 0.38
     ("func.ENCODE_VERSION.html", "lang_score", "#define JSON_ENCODE_VERSION ("),  # code share 0.24
 ])
@@ -80,7 +81,8 @@ def test_gidocgen_function_pages_kept(debian_doc, page_signals, page, rule, decl
     assert declaration in extract_html(html)
     m = page_signals(html)
     assert m["web__n_code_blocks"] == 1 and 0.05 <= m["web__code_char_frac"] and m["web__code_share"] < 0.25
-    assert decide(m, {"rules": OLD_RULES}).reason == f"web_{rule}"
+    # the named old rule drops it (another old rule earlier in the list may drop it first)
+    assert decide(m, {"rules": [r for r in OLD_RULES if r["name"] == rule]}).reason == f"web_{rule}"
     assert decide(m, {"rules": RULES}).reason is None
 
 
