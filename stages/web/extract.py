@@ -738,6 +738,11 @@ _DOXYGEN_MARKS = ("doxygen.css", "dynsections.js", 'content="Doxygen', "Generate
 # cache: every Haddock page there is 2.25's). All 1,355 pages with a "selflink" anchor of ghc-doc, libghc-aeson-doc
 # and libghc-pandoc-doc name haddock-bundle.min.js
 _HADDOCK_MARKS = ("haddock-bundle.min.js", "haddock-util.js")
+# the kind Doxygen writes after the name in a page's title: "Foo Class Template Reference", "Bar Member List",
+# "baz.h File Reference", "Eigen Namespace Reference", "src Directory Reference"
+_DOXYGEN_TITLE_KIND_RE = re.compile(
+    r"\s+(?:(?:Class|Struct|Union|Interface|Protocol|Exception|Concept|Template|Namespace|Module|File|Directory|Package|"
+    r"Enum|Entity|Member|List|Reference)\b\s*)+$")
 
 
 class _Rewriter:
@@ -756,6 +761,7 @@ class _Rewriter:
         self.class_tokens = set(" ".join(self.attr_values[0]).split())
         self.attr_text = " ".join(self.class_tokens)
         self.html = html
+        self.page = html  # the page as given, head included (``_extract_raw_page`` sets it): what its generator marks are read in
         self.blocks: list[str] = []  # placeholder index -> final text
         self.is_block: list[bool] = []
         self.n_code_blocks = 0
@@ -1271,6 +1277,36 @@ class _Rewriter:
                 p.inner_text = self._padded(*padded[p])
         return turned
 
+    def page_title_kept(self, el) -> bool:
+        """Doxygen's page header (``<div class="header">``: the summary's section links, then ``div.headertitle``
+        with the page's title, "Color.h File Reference", "wxFontList Member List"), which the widget layer's
+        "header" would take whole: on Doxygen's pages (``_DOXYGEN_MARKS``) the title stays, the rest of the block
+        goes, and its class labels ("abstract", "final": ``span.mlabels``, set apart by CSS) stay words of their
+        own; True then. False (nothing changed: the block goes as before) where the block holds no title, on
+        another site's pages, and where the page's contents (``div.contents``) already name what the title names
+        ("Eigen::Map< PlainObjectType, MapOptions, StrideType >" of "... Member List", "class
+        Eigen::TensorDevice< ExpressionType, DeviceType >" under "... Class Template Reference"): the title then
+        only repeats a long name once more, which tipped Eigen's small template pages over the duplicated n-gram
+        rules (dup_9gram 0 -> 0.141 on Map-members.html) or under line_punct (a line without a stop)."""
+        title = el.query_selector("div.headertitle")
+        if title is None or not any(m in self.page for m in _DOXYGEN_MARKS):
+            return False
+        text = title.text or ""
+        # the name and its kind, without the groups' links after them nor the class labels
+        for extra in title.query_selector_all("div.ingroups, span.mlabels").values():
+            text = text.replace(extra.text or "", " ")
+        name = _DOXYGEN_TITLE_KIND_RE.sub("", _norm_ws(text))
+        contents = self.tree.document.query_selector("div.contents")
+        if not name or contents is not None and _names(name, _norm_ws(contents.text or "")):
+            return False
+        for child in list(el.child_nodes):
+            if child.type == 1 and child != title and not child.contains(title):
+                child.decompose()
+        for labels in title.query_selector_all("span.mlabels").values():
+            if labels.parent is not None:
+                labels.parent.insert_before(self.tree.create_text_node(" "), labels)
+        return True
+
     def _has_code_elements(self) -> bool:
         """The page walk found a ``<pre>`` or ``<code>`` element (before the widget layer removed any): what a
         doc comment spared by ``_spare_doc_comments`` holds. Pages without one (train+dev gold: 219 of the 222
@@ -1354,6 +1390,8 @@ class _Rewriter:
                 continue  # a text-less block holds no code, formula or headline worth keeping
             if 15 <= len(txt) <= 300 and word == "header" and _is_section_heading(el, txt):
                 continue
+            if word == "header" and self.page_title_kept(el):
+                continue
             if tag in _PROSE_INLINE_TAGS and _inline_in_prose(el, txt):
                 continue
             el.decompose()
@@ -1434,6 +1472,18 @@ class _InCode:
         if n == _IN_CODE_QUERY_AT:
             self.known.update(box.query_selector_all(self.sel).values())
         return True
+
+
+def _names(name: str, text: str) -> bool:
+    """``text`` holds ``name`` as a whole name: not inside a longer word ("A" in "Accessor"); a name that ends in a
+    bracket needs no boundary there ("Foo< T >" in "class Foo< T >Pseudo expression ...", as Doxygen's text runs
+    on)."""
+    pattern = re.escape(name)
+    if name[0].isalnum() or name[0] == "_":
+        pattern = r"(?<!\w)" + pattern
+    if name[-1].isalnum() or name[-1] == "_":
+        pattern += r"(?!\w)"
+    return re.search(pattern, text) is not None
 
 
 def _is_section_heading(el, txt: str) -> bool:
@@ -1950,6 +2000,7 @@ def _extract_raw_page(html: str | bytes, main_content: bool, time_limit_s: float
         raise ExtractTooDeep(f"tag nesting deeper than {MAX_DEPTH}")
     tree = HTMLTree.parse(text)
     rw = _Rewriter(tree, text, deadline)
+    rw.page = page
     rw.doxygen_fragments(page)
     rw.haddock_source_links(page)
     rw.sphinx_signatures()
