@@ -9,11 +9,17 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+import yaml
+
+from assay.stages.decisions.rules import decide
 from assay.stages.web.extract import _drop_break_hints, _restore_headed_section, extract_html
 from assay.stages.web.heuristics import identifier_share
 
+ROOT = Path(__file__).resolve().parents[2]
+RULES = yaml.safe_load((ROOT / "pipeline/recipes/default.yaml").read_text())["decisions"]["rules"]
 JUNIT = "usr/share/doc/junit4/api/org/junit"
 LANG3 = "usr/share/doc/libcommons-lang3-java/api/org/apache/commons/lang3"
 
@@ -76,6 +82,8 @@ def test_javadoc11_class_use_page_keeps_its_tables(debian_doc):
 def test_javadoc17_class_use_page_keeps_its_uses(debian_doc):
     text = _text(debian_doc, "libcommons-lang3-java-doc", f"{LANG3}/mutable/class-use/MutableInt.html")
     assert "Uses of MutableInt in org.apache.commons.lang3.mutable" in text
+    # (each use's list item is led by its table's caption: the rows under it are indented)
+    text = "\n".join(ln.strip() for ln in text.splitlines())
     assert "MutableInt.`compareTo(MutableInt\xa0other)`\nCompares this mutable to another in ascending order." in text
 
 
@@ -129,3 +137,57 @@ def test_javadoc11_signatures_count_as_identifiers(debian_doc):
     text = _text(debian_doc, "junit4-doc", f"{JUNIT}/runner/manipulation/class-use/Filter.html")
     assert "\u200b" not in text and "FilterFactory.`createFilter(FilterFactoryParams params)`" in text
     assert identifier_share(text) >= 0.15
+
+
+@pytest.mark.slow
+def test_javadoc17_table_captions_kept(debian_doc):
+    """javadoc 17 (libcommons-lang3-java-doc) heads each class-use table with a ``div.caption``: the widget layer's
+    "caption" took them; on javadoc's pages they are the headings of the reference and stay."""
+    lines = [ln.strip() for ln in _text(debian_doc, "libcommons-lang3-java-doc",
+                                        LANG3 + "/reflect/class-use/TypeUtils.WildcardTypeBuilder.html").splitlines()]
+    assert "Packages that use TypeUtils.WildcardTypeBuilder" in lines
+    assert "Methods in org.apache.commons.lang3.reflect that return TypeUtils.WildcardTypeBuilder" in lines
+    assert "TypeUtils.`wildcardType()`" in lines
+
+
+@pytest.mark.slow
+def test_javadoc17_captions_over_link_tables_keep_the_tables(debian_doc):
+    """groovy-doc's api/deprecated-list.html (javadoc 17): four captions over summary grids of links, which the
+    main-content pass drops; with the captions counted, its nearly empty reading (117 characters) passed the "under
+    100 characters" rescue by and lost the tables (1,229 words). Captions and tables both stay."""
+    lines = [ln.strip() for ln in _text(debian_doc, "groovy-doc",
+                                        "usr/share/doc/groovy/api/deprecated-list.html").splitlines()]
+    for caption in ("Deprecated Classes", "Deprecated Fields", "Deprecated Methods"):
+        assert caption in lines
+    assert "groovy.util.GroovyAssert" in lines and "groovy.sql.Sql.preCheckForNamedParams(String)" in lines
+
+
+@pytest.mark.slow
+def test_javadoc17_caption_restating_its_heading_stays_out(debian_doc, page_signals):
+    """On a class page each summary's caption restates the heading above it ("Nested Classes" under "Nested Class
+    Summary", "Optional Elements" under "Optional Element Summary"): those stay out, as before; kept, their short
+    lines took groovy-doc's TypeChecked.html (and 8 other small class pages) under line_punct and short_lines."""
+    page = (debian_doc("groovy-doc") / "usr/share/doc/groovy/api/groovy/transform/TypeChecked.html").read_text(
+        encoding="utf-8")
+    lines = [ln.strip() for ln in extract_html(page).splitlines()]
+    assert "• Nested Class Summary" in lines and "Nested Classes" not in lines and "Optional Elements" not in lines
+    assert decide(page_signals(page), {"rules": RULES}).keep
+
+
+def _captioned(head: str) -> str:
+    rows = "".join(f'<div class="col-first"><code>static int</code></div><div class="col-last"><code>'
+                   f'<a href="../A.html#m{i}">measure{i}</a>(Context c)</code></div>' for i in range(3))
+    return (f'<html><head><title>Uses of Context</title>{head}</head><body><main><h1>Uses of Class Context</h1>'
+            f'<div class="caption"><span>Methods in <a href="p.html">org.example</a> with parameters of type '
+            f'<a href="C.html">Context</a></span></div><div class="summary-table">{rows}</div>'
+            "<p>" + "The measuring methods read the context they are given and return a count of its parts. " * 4
+            + "</p></main></body></html>")
+
+
+def test_table_caption_kept_only_on_javadoc_pages():
+    """The same caption with javadoc's generator tag stays; without it (another site's "caption" block: a
+    gallery's, a slide's) the widget layer takes it as before."""
+    caption = "Methods in org.example with parameters of type Context"
+    assert caption in extract_html(_captioned('<meta name="generator" content="javadoc/ClassUseWriter">'))
+    other = extract_html(_captioned('<meta name="generator" content="Hugo 0.111">'))
+    assert caption not in other and "measure1(Context c)" in other
