@@ -1121,20 +1121,29 @@ class _Rewriter:
     def javadoc_captions(self, page: str) -> None:
         """javadoc 17 heads each summary table with a ``div.caption`` ("Methods in p that return X", "Deprecated
         Methods"), which the widget layer's "caption" would take. On javadoc's pages (``page``, head included, names
-        its generator) it becomes an ``<h4>`` of its text, unless it restates the heading above it (``_restates``):
-        a heading without links, which the main-content pass keeps
-        (as a div of links, or a heading of links, it dropped the caption or the use table under it: lang3's
-        compare/package-use.html); another site's captions are left to the widget layer. Their texts go to
-        ``captions``: the rescues that weigh what the main-content pass kept leave them out (``_uncaptioned``)."""
+        its generator) it becomes an ``<h4>`` of its text, unless it restates the heading above it (``_restates``)
+        or only repeats the page title's qualified name ("Classes in p used by p" under "Uses of Package p": with
+        the name four times, lang3's concurrent/package-use.html fell under dup_9gram): a heading without links,
+        which the main-content pass keeps (as a div of links, or a heading of links, it dropped the caption or the
+        use table under it: lang3's compare/package-use.html); another site's captions are left to the widget layer.
+        Their texts go to ``captions``: the rescues that weigh what the main-content pass kept leave them out (``_uncaptioned``)."""
         doc = self.tree.document
         if doc is None or "caption" not in self.class_tokens or not any(m in page for m in _JAVADOC_MARKS):
             return
         captions = set()
+        title = doc.query_selector("h1")
+        # its words, tags read as spaces (javadoc's title breaks the line before the name: "Uses of Package<br>p")
+        title_words = frozenset(re.sub(r"<[^>]*>", " ", title.html or "").split() if title is not None else ())
         for el in doc.query_selector_all("div.caption").values():
             text = " ".join((el.text or "").split())
             heading = el.prev_element
             if heading is not None and heading.tag in _HEADING_TAGS and _restates(text, heading.text or ""):
                 continue  # "Constructors" under "Constructor Summary": left to the widget layer, as before
+            names = [w for w in text.split() if _QUALIFIED_NAME_RE.fullmatch(w)]
+            if len(names) > 1 and all(w in title_words for w in names):
+                continue  # "Classes in p used by p" under "Uses of Package p": left to the widget layer, as before
+                # ("Packages that use p", one name, stays: without it lang3's mutable/package-use.html read as no
+                # language)
             h = self.tree.create_element("h4")
             h.inner_text = text
             el.replace_with(h)
@@ -2145,6 +2154,9 @@ _RESCUE_BELOW = 600
 
 
 _HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+
+# a fully qualified name ("org.apache.commons.lang3.concurrent")
+_QUALIFIED_NAME_RE = re.compile(r"\w+(?:\.\w+)+")
 
 
 def _restates(caption: str, heading: str) -> bool:

@@ -191,3 +191,19 @@ def test_table_caption_kept_only_on_javadoc_pages():
     assert caption in extract_html(_captioned('<meta name="generator" content="javadoc/ClassUseWriter">'))
     other = extract_html(_captioned('<meta name="generator" content="Hugo 0.111">'))
     assert caption not in other and "measure1(Context c)" in other
+
+
+@pytest.mark.slow
+def test_javadoc17_caption_repeating_the_title_name_stays_out(debian_doc, page_signals):
+    """On a package-use page, "Classes in p used by p" only repeats the title's package name (twice): it stays out,
+    as before the captions were kept; with it, the name four times on a short page took lang3's
+    concurrent/package-use.html under dup_9gram. "Packages that use p" and the captions naming another package stay."""
+    page = (debian_doc("libcommons-lang3-java-doc") / LANG3 / "concurrent/package-use.html").read_text(encoding="utf-8")
+    lines = [ln.strip() for ln in extract_html(page).splitlines()]
+    p = "org.apache.commons.lang3.concurrent"
+    assert f"Classes in {p} used by {p}" not in lines and f"Packages that use {p}" in lines
+    assert "Base class for circuit breakers." in lines
+    assert decide(page_signals(page), {"rules": RULES}).keep
+    lines = [ln.strip() for ln in _text(debian_doc, "libcommons-lang3-java-doc", LANG3 + "/tuple/package-use.html")
+             .splitlines()]
+    assert "• Classes in org.apache.commons.lang3.tuple used by org.apache.commons.lang3.builder" in lines
