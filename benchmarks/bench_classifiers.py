@@ -248,7 +248,7 @@ def bench_quality(rev: str = BASELINE_REV, split: str = "test") -> dict:
     from assay.classifiers.metrics import roc_auc
     from assay.classifiers.combine import predict_combined
     from assay.stages.web.quality import combine, load_combiner, quality_features
-    from assay.stages.web.safety import adult_word_share
+    from assay.stages.web.safety import adult_word_stats
 
     root = default_data_root()
     sets = _quality_test_sets(root, split)
@@ -309,19 +309,27 @@ def bench_quality(rev: str = BASELINE_REV, split: str = "test") -> dict:
     yp = np.array([e.label for e in porn])
     pl_ = np.array([e.lang for e in porn])
 
-    def adult_row(share, m):  # (n, porn, ROC AUC, flagged porn, flagged not porn) at the default rule's 0.03
+    def adult_row(stats, m):  # (n, porn, ROC AUC of the share, flagged porn, flagged not porn) by the default rule
+        share, distinct = stats
+        flagged = (share >= ADULT_RULE_SHARE) & (distinct >= ADULT_RULE_DISTINCT)
         return (int(m.sum()), int(yp[m].sum()), roc_auc(yp[m], share[m]) if 0 < yp[m].sum() < m.sum() else float("nan"),
-                int(((share[m] >= 0.03) & (yp[m] == 1)).sum()), int(((share[m] >= 0.03) & (yp[m] == 0)).sum()))
+                int((flagged[m] & (yp[m] == 1)).sum()), int((flagged[m] & (yp[m] == 0)).sum()))
 
     # ours, and the anchor: Latin entries matched only as written (no romanised matching of Indic-script words)
-    shares = [np.array([adult_word_share(e.text, lg, native_script=ns) for e, lg in zip(porn, langs_p)])
-              for ns in (True, False)]
+    stats = []
+    for ns in (True, False):
+        hnd = [adult_word_stats(e.text, lg, native_script=ns) for e, lg in zip(porn, langs_p)]
+        stats.append((np.array([h / n if n else 0.0 for h, n, _ in hnd]), np.array([d for _, _, d in hnd])))
     adult = {}
     for lg in ["all"] + sorted(set(pl_.tolist())):
         m = np.ones(len(yp), dtype=bool) if lg == "all" else pl_ == lg
         if yp[m].sum() >= 1:
-            adult[lg] = tuple(adult_row(sh, m) for sh in shares)
+            adult[lg] = tuple(adult_row(st, m) for st in stats)
     return {"rows": rows, "adult": adult, "seconds": seconds, "baseline_rev": rev, "english_ci": ci, "split": split}
+
+
+# the default recipe's adult_content rule (pipeline/recipes/default.yaml): share threshold and distinct list words
+ADULT_RULE_SHARE, ADULT_RULE_DISTINCT = 0.03, 2
 
 
 HELD_OUT_LANGS = {"hin": "hi", "nno": "nn"}  # the HPLT files that a file-level split puts in test
@@ -485,7 +493,8 @@ def print_quality(res: dict) -> None:
           " enwiki article and WARC page, before the grouped splits); every other cell is on text the model never saw.")
     print(f"\nenglish_human ({res.get('split', 'test')} split): 95% bootstrap interval of the ROC AUC (rows resampled, 2,000"
           " draws): " + "; ".join(f"{k} {lo:.3f}-{hi:.3f}" for k, (lo, hi) in res["english_ci"].items()))
-    print("\n## Adult-word share (LDNOOBW) vs HPLT porn labels, TEST split; default rule excludes share >= 0.03\n")
+    print("\n## Adult-word share (LDNOOBW) vs HPLT porn labels, TEST split; the default rule excludes share >= "
+          f"{ADULT_RULE_SHARE} with at least {ADULT_RULE_DISTINCT} distinct list words (the flagged columns)\n")
     print("| language | n | porn | ROC AUC (ours: native-script matching) | flagged porn | flagged not porn | "
           "anchor: Latin entries as written ROC AUC | flagged porn | flagged not porn |")
     print("|---|---|---|---|---|---|---|---|---|")
