@@ -311,7 +311,7 @@ def bench_quality(rev: str = BASELINE_REV, split: str = "test") -> dict:
 
     def adult_row(stats, m):  # (n, porn, ROC AUC of the share, flagged porn, flagged not porn) by the default rule
         share, distinct = stats
-        flagged = (share >= ADULT_RULE_SHARE) & (distinct >= ADULT_RULE_DISTINCT)
+        flagged = adult_rule_flags(share, distinct)
         return (int(m.sum()), int(yp[m].sum()), roc_auc(yp[m], share[m]) if 0 < yp[m].sum() < m.sum() else float("nan"),
                 int((flagged[m] & (yp[m] == 1)).sum()), int((flagged[m] & (yp[m] == 0)).sum()))
 
@@ -328,8 +328,16 @@ def bench_quality(rev: str = BASELINE_REV, split: str = "test") -> dict:
     return {"rows": rows, "adult": adult, "seconds": seconds, "baseline_rev": rev, "english_ci": ci, "split": split}
 
 
-# the default recipe's adult_content rule (pipeline/recipes/default.yaml): share threshold and distinct list words
-ADULT_RULE_SHARE, ADULT_RULE_DISTINCT = 0.03, 2
+def adult_rule_flags(share: np.ndarray, distinct: np.ndarray) -> np.ndarray:
+    """Which rows the default recipe's adult_content rule excludes, from their two stored signals: the rule as the
+    recipe states it (``bench_adult.rules``), applied by the decision layer's own ``decide``."""
+    from assay.stages.decisions.rules import decide
+
+    from bench_adult import rules
+
+    spec = {"rules": rules()[0]}
+    return np.array([decide({"source": "web", "safety__adult_share": float(s), "safety__adult_distinct": int(d)},
+                            spec).reason is not None for s, d in zip(share, distinct)], dtype=bool)
 
 
 HELD_OUT_LANGS = {"hin": "hi", "nno": "nn"}  # the HPLT files that a file-level split puts in test
@@ -493,8 +501,12 @@ def print_quality(res: dict) -> None:
           " enwiki article and WARC page, before the grouped splits); every other cell is on text the model never saw.")
     print(f"\nenglish_human ({res.get('split', 'test')} split): 95% bootstrap interval of the ROC AUC (rows resampled, 2,000"
           " draws): " + "; ".join(f"{k} {lo:.3f}-{hi:.3f}" for k, (lo, hi) in res["english_ci"].items()))
-    print("\n## Adult-word share (LDNOOBW) vs HPLT porn labels, TEST split; the default rule excludes share >= "
-          f"{ADULT_RULE_SHARE} with at least {ADULT_RULE_DISTINCT} distinct list words (the flagged columns)\n")
+    from bench_adult import rules
+
+    (rule,) = rules()[0]
+    unless = "".join(f", unless {u['signal']} {u['op']} {u['value']}" for u in rule.get("unless", []))
+    print("\n## Adult-word share (LDNOOBW) vs HPLT porn labels, TEST split; flagged: excluded by the default recipe's"
+          f" adult_content rule (keep while {rule['signal']} {rule['op']} {rule['value']}{unless})\n")
     print("| language | n | porn | ROC AUC (ours: native-script matching) | flagged porn | flagged not porn | "
           "anchor: Latin entries as written ROC AUC | flagged porn | flagged not porn |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -35,15 +35,12 @@ def test_quality_table_names_its_split_and_the_baseline_commit(capsys):
     assert "porn labels, TEST split" in out
 
 
-def test_adult_table_counts_what_the_default_recipe_rule_excludes():
-    """The flagged columns of the adult table apply the default recipe's adult_content rule: its share threshold
-    and its distinct-word condition (``unless: safety__adult_distinct < 2``), read here from the recipe itself."""
-    import yaml
 
-    recipe = Path(__file__).resolve().parents[2] / "pipeline" / "recipes" / "default.yaml"
-    rules = [r for r in yaml.safe_load(recipe.read_text())["decisions"]["rules"] if r.get("name") == "adult_content"]
-    assert len(rules) == 1
-    (rule,) = rules
-    assert rule["signal"] == "safety__adult_share" and rule["op"] == "<"
-    assert rule["value"] == bench_classifiers.ADULT_RULE_SHARE
-    assert rule["unless"] == [{"signal": "safety__adult_distinct", "op": "<", "value": bench_classifiers.ADULT_RULE_DISTINCT}]
+def test_adult_table_counts_what_the_default_recipe_rule_excludes():
+    """The flagged columns of the adult table apply the default recipe's adult_content rule through the decision
+    layer: a share over the threshold with one distinct list word (a developer's "XXX:" marker) is not flagged,
+    with two it is, and a low share is not whatever its words."""
+    import numpy as np
+
+    flags = bench_classifiers.adult_rule_flags(np.array([0.10, 0.10, 0.01, 0.0]), np.array([1, 2, 5, 0]))
+    assert flags.tolist() == [False, True, False, False]
