@@ -110,6 +110,8 @@ from datatrove.pipeline.base import PipelineStep
 from assay.stages.web.blocks import LINK_CLOSE, LINK_OPEN, filter_lines, strip_marks
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterator
+
     from resiliparse.parse.html import HTMLTree
 
 # Unicode noncharacters (never meant for interchange, so virtually absent from real pages, unlike the
@@ -2202,7 +2204,10 @@ def _is_prose(line: str) -> bool:
     # the cheap tests first: about half of all lines fail on their last character, before any scan
     if len(s) < 40 or s[-1] not in _SENTENCE_END_CHARS or _PH_OPEN in s:
         return False
-    return s.count(" ") >= 9 or not s.isascii() and len(_CJK_CHAR_RE.findall(s)) >= 40
+    # (the first 80 characters of nearly every prose line hold the 9 spaces: counted there first, as str.count costs
+    # 1-2 ns a character, the whole line only when they do not)
+    return (s.count(" ", 0, 80) >= 9 or s.count(" ") >= 9
+            or not s.isascii() and len(_CJK_CHAR_RE.findall(s)) >= 40)
 
 
 def _prose_chars(text: str) -> int:
@@ -2338,31 +2343,38 @@ _SOURCE_H1_LOOKUPS = 16
 _H1_OPEN_RE = re.compile("<h1")  # an <h1> start tag's first characters (or <h1x>, told apart by the caller)
 
 
-def _source_h1_texts(html: str) -> list[str]:
+def _source_h1_texts(html: str) -> Iterator[str]:
     """The texts of the source's first ``_SOURCE_H1_LOOKUPS`` ``<h1>`` elements (tags dropped, entities
-    unescaped, whitespace folded): literal finds, cheaper than a DOM query."""
+    unescaped, whitespace folded): literal finds, cheaper than a DOM query. One at a time: a reader that stops
+    at the first it wants spares the scan of the rest of the page for more."""
     import html as _html
 
-    out = []
+    n = 0
     for m in _H1_OPEN_RE.finditer(html):  # (a regex scan: about half the time of str.find's over a long page)
-        if len(out) >= _SOURCE_H1_LOOKUPS:
-            break
         at = m.start()
         gt, end = html.find(">", at), html.find("</h1", at)
         if html[at + 3:at + 4] in (">", " ", "\t", "\n", "\r") and 0 <= gt < end:
             inner = _TAG_RE_ANY.sub("", html[gt + 1:end])
-            out.append(_norm_ws(_html.unescape(inner) if "&" in inner else inner))
-    return out
+            yield _norm_ws(_html.unescape(inner) if "&" in inner else inner)
+            n += 1
+            if n == _SOURCE_H1_LOOKUPS:
+                return
 
 
-def _headline_in_titles(rw: "_Rewriter", titles: list[str], text: str) -> str:
-    """The text of the first ``<h1>`` that opens one of the page's head titles (``_head_titles``: "Headline |
-    Site"; not the site's name closing it, "Sessions | Django 3.2 documentation"), of three words or more,
-    unless ``text`` already holds it as a line; "" when there is none."""
-    if not titles:
-        return ""
+def _headline_in_titles(rw: "_Rewriter", head: str, head_end: int | None, text: str) -> str:
+    """The text of the first ``<h1>`` that opens one of the page's head titles (``_head_titles(head, head_end)``:
+    "Headline | Site"; not the site's name closing it, "Sessions | Django 3.2 documentation"), of three words or
+    more, unless ``text`` already holds it as a line; "" when there is none. The titles are read at the first
+    ``<h1>`` of three words: a page without one spares the scans of its head."""
+    titles = None
     for t in _source_h1_texts(rw.html):
-        if t.count(" ") >= _HEADLINE_MIN_SPACES and any(ht.startswith(t.casefold()) for ht in titles):
+        if t.count(" ") < _HEADLINE_MIN_SPACES:
+            continue
+        if titles is None:
+            titles = _head_titles(head, head_end)
+            if not titles:
+                return ""
+        if any(ht.startswith(t.casefold()) for ht in titles):
             n = len(t)
             if any(n <= len(ln) <= 2 * n + 10 and _norm_ws(ln) == t for ln in text.split("\n")):
                 return ""
@@ -2390,7 +2402,7 @@ def _restore_headline(text: str, rw: "_Rewriter", head: str = "", head_end: int 
             return text, ""  # there already (whitespace aside)
         title = rw.article_title()
     if not title and head:
-        title = _headline_in_titles(rw, _head_titles(head, head_end), text)
+        title = _headline_in_titles(rw, head, head_end, text)
     return (title + "\n\n" + text, title) if title else (text, "")
 
 
@@ -2402,8 +2414,13 @@ def _drop_kicker(text: str, rw: "_Rewriter", head: str, head_end: int | None = N
     """Drop a section label (kicker) that opens the text right above the headline: a first line of at most
     ``_KICKER_WORDS`` words and ``_KICKER_MAX`` characters, no sentence end, digit or placeholder, followed by a line
     of three words or more that is the page's first ``<h1>`` or opens one of the head's titles ("Headline | Site")."""
-    lines = text.split("\n")
-    idx = [i for i, ln in enumerate(lines[:40]) if ln.strip()][:2]
+    lines = text.split("\n", 40)  # (the first 40 lines, which are all it reads, and the rest in one piece)
+    idx = []
+    for i, ln in enumerate(lines[:40]):
+        if ln.strip():
+            idx.append(i)
+            if len(idx) == 2:
+                break
     if len(idx) < 2:
         return text
     k, h = lines[idx[0]].strip(), _norm_ws(lines[idx[1]])
@@ -2673,7 +2690,8 @@ _LINKED_TEASER_MAX = 200
 _LINKED_TEASER_LOOKUPS = 3  # occurrences of a line's text looked at in the page's source
 _LINKED_TEASER_NEEDLE = 12  # characters of a line searched for in the source, at least
 _TAG_RE_ANY = re.compile(r"<[^<>]*>")
-_WORD_TOKEN_RE = re.compile(r"\w+")
+# ``_LINKED_TEASER_MIN_WORDS`` words or more (runs of ``\w``): one match, not a list of the words
+_MIN_WORDS_RE = re.compile(r"\W*\w+" + r"\W+\w+" * (_LINKED_TEASER_MIN_WORDS - 1))
 # a link to another page: an href that is not a jump inside the page (a section heading's own "#anchor"
 # permalink, a table of contents)
 _LINK_AWAY_RE = re.compile(r"""\shref\s*=\s*["']?[^#\s"'>]""", re.I)
@@ -2773,7 +2791,7 @@ def _linked_teasers(lines: list[str], prose: list[int], start: int, html: str) -
         if s[:1] in _BULLET_STARTS:
             s = _BULLET_PREFIX_RE.sub("", s)
         if (s and len(s) <= _LINKED_TEASER_MAX and s.count(" ") >= _LINKED_TEASER_MIN_WORDS - 1
-                and _PH_OPEN not in s and len(_WORD_TOKEN_RE.findall(s)) >= _LINKED_TEASER_MIN_WORDS):
+                and _PH_OPEN not in s and _MIN_WORDS_RE.match(s)):
             cands.append((i, s))
     if not cands:
         return set()
@@ -2782,11 +2800,14 @@ def _linked_teasers(lines: list[str], prose: list[int], start: int, html: str) -
     if last is not None:
         cursor = max(0, html.rfind(_line_key(lines[last])[:_BODY_MATCH_ENDS]))
     heads = []
-    last_tick = html.rfind("`")  # inline code reads `x` in a line, <code>x</code> in the source
+    last_tick = None  # the source's last "`", looked up for the first line with one (a scan of the whole page)
     starts = _link_text_starts(html, cursor) if len(cands) >= _LINK_START_INDEX_MIN else None
     for i, s in cands:
-        if last_tick < cursor and "`" in s:
-            continue  # (what ``_link_text_at`` would find: the line is nowhere in the source after ``cursor``)
+        if "`" in s:
+            if last_tick is None:
+                last_tick = html.rfind("`")  # inline code reads `x` in a line, <code>x</code> in the source
+            if last_tick < cursor:
+                continue  # (what ``_link_text_at`` would find: the line is nowhere in the source after ``cursor``)
         if starts is not None and not _may_be_link_text(html, s, cursor, starts):
             continue
         at = _link_text_at(html, s, cursor)
@@ -2855,6 +2876,7 @@ def _cut_teaser_tail(text: str, html: str = "") -> str:
     lines = _drop_galleries(split)
     prose = [len(ln) if _is_prose(ln) else 0 for ln in lines]
     total = sum(prose)
+    end = None  # ``_story_end`` of ``prose`` as it is now (None: not known, or under 300 characters of prose)
     if total >= 300:
         # the first teaser heading below the story, or the first card of a teaser list, whichever is higher
         end = _story_end(prose, total)
@@ -2865,13 +2887,14 @@ def _cut_teaser_tail(text: str, html: str = "") -> str:
             keep = list(range(i)) + [j for j in range(i + 1, len(lines)) if _PH_OPEN in lines[j]]
             lines, prose = [lines[j] for j in keep], [prose[j] for j in keep]
             total = sum(prose)
+            end = _story_end(prose, total) if total >= 300 else None
         if html:
-            drop = _linked_teasers(lines, prose, _story_end(prose, total) if total >= 300 else len(lines), html)
+            drop = _linked_teasers(lines, prose, len(lines) if end is None else end, html)
             if drop:
                 keep = [j for j in range(len(lines)) if j not in drop]
                 lines, prose = [lines[j] for j in keep], [prose[j] for j in keep]
-                total = sum(prose)
-    lines = _drop_trailing_labels(_drop_calls_to_action(lines, prose, total, text), total)
+                total, end = sum(prose), None
+    lines = _drop_trailing_labels(_drop_calls_to_action(lines, prose, total, text, end), total)
     return text if lines is split else "\n".join(lines)
 
 
@@ -2920,13 +2943,14 @@ _CTA_KEYS = ("sign up", "signing up", "subscribe", "newsletter", "like us on", "
 _CTA_LINE_KEYS = _CTA_KEYS + ("we're on ",)
 
 
-def _may_be_cta_line(line: str) -> bool:
-    """False when ``_CTA_RE`` cannot match ``line``: none of ``_CTA_LINE_KEYS`` in it lower-cased
-    (``_lower_folds_like_re``); about a fifth of the regex's cost per line."""
+def _may_be_cta_line(line: str, keys: "tuple[str, ...] | list[str]" = _CTA_LINE_KEYS) -> bool:
+    """False when ``_CTA_RE`` cannot match ``line``: none of ``keys`` (``_CTA_LINE_KEYS``, or those of them that
+    the text the line comes from holds) in it lower-cased (``_lower_folds_like_re``); about a fifth of the
+    regex's cost per line."""
     if not _lower_folds_like_re(line):
         return True
     low = line.lower()
-    return any(k in low for k in _CTA_LINE_KEYS)
+    return any(k in low for k in keys)
 
 
 def _drop_tail_calls_to_action(text: str) -> str:
@@ -2937,7 +2961,8 @@ def _drop_tail_calls_to_action(text: str) -> str:
     return text if kept is lines else "\n".join(kept)
 
 
-def _drop_calls_to_action(lines: list[str], prose: list[int], total: int, text: str | None = None) -> list[str]:
+def _drop_calls_to_action(lines: list[str], prose: list[int], total: int, text: str | None = None,
+                          end: int | None = None) -> list[str]:
     """Drop lines (up to ``_CTA_MAX_LINE`` characters) holding a call to action or site notice
     (``_CTA_RE``) once the story has ended: at least ``_TEASER_MIN_PROSE_BEFORE`` of the page's prose lies
     above the line (``prose``: each line's length if it is prose, else 0); above that point only short
@@ -2946,16 +2971,21 @@ def _drop_calls_to_action(lines: list[str], prose: list[int], total: int, text: 
     your Facebook feed."; train+dev: 5 ir_chaos pages better on 4 sites, none
     worse; one readability page worse, whose Readability.js reference keeps "SIGN UP FOR OUR NEWSLETTER").
     Lines are searched only when the text holds a literal of the regex (``_CTA_KEYS``): the regex is slow
-    on a whole page; ``text``, the page the lines come from, spares joining them for that check. Returns
-    ``lines`` itself when nothing goes."""
+    on a whole page; ``text``, the page the lines come from, spares joining them for that check. ``end``:
+    ``_story_end(prose, total)`` when the caller has it. Returns ``lines`` itself when nothing goes."""
     if total < 300:
         return lines
-    i = _story_end(prose, total)
+    i = _story_end(prose, total) if end is None else end
     drop = set()
     low = "\n".join(lines[i:]).lower()
-    if any(k in low for k in _CTA_KEYS):
+    keys = [k for k in _CTA_KEYS if k in low]
+    if keys:
+        # a line's text lower-cased is a piece of ``low`` (which joins them at "\n", in no literal): its lines are
+        # tested for the literals found there only, not all 40 (about 5 us a line of a long tail)
+        if "we're on " in low:
+            keys.append("we're on ")
         drop = {j for j in range(i, len(lines)) if 0 < len(lines[j]) <= _CTA_MAX_LINE and _PH_OPEN not in lines[j]
-                and _may_be_cta_line(lines[j]) and _CTA_RE.search(lines[j])}
+                and _may_be_cta_line(lines[j], keys) and _CTA_RE.search(lines[j])}
     # literals of ``_CTA_HEAD_RE`` first, in the page's ``text`` when given (no join, no lower-casing)
     head = "\n".join(lines[:i]) if text is None else text
     if "ewsletter" in head or "EWSLETTER" in head or "posted to your" in head:
@@ -3212,7 +3242,7 @@ def extract_html_detailed(html: str | bytes, url: str | None = None, *, main_con
     stats = {"n_code_blocks": rw.n_code_blocks, "n_inline_code": rw.n_inline_code, "n_math": rw.n_math,
              "n_tables": rw.n_tables}
     # count only what survived extraction
-    kept = {int(i) for i in _PH_RE.findall(out)}
+    kept = {int(i) for i in _PH_RE.findall(out)} if _PH_OPEN in out else ()  # (most pages have none: no regex scan)
     result = _restore(out, rw)
     stats["n_code_blocks_kept"] = sum(1 for i in kept if rw.blocks[i].startswith("```"))
     stats["n_math_kept"] = sum(1 for i in kept if rw.blocks[i].startswith("$"))
