@@ -1865,7 +1865,7 @@ def _restore(text: str, rw: _Rewriter) -> str:
     text = "\n".join(kept)
     if has_ph:
         text = _PH_INDENT_RE.sub("\n", text)
-    if repeats:  # (the loop keeps one blank line of each run, which spares this scan of the text unless lines went since)
+    if repeats:  # (the loop keeps one blank line of a run: this scan is needed only when lines went since)
         text = _BLANK_RUN_RE.sub("\n\n", text)
     if has_ph:
         text = _PH_RE.sub(sub, text)
@@ -2943,7 +2943,7 @@ _CTA_KEYS = ("sign up", "signing up", "subscribe", "newsletter", "like us on", "
 _CTA_LINE_KEYS = _CTA_KEYS + ("we're on ",)
 
 
-def _may_be_cta_line(line: str, keys: "tuple[str, ...] | list[str]" = _CTA_LINE_KEYS) -> bool:
+def _may_be_cta_line(line: str, keys: tuple[str, ...] | list[str] = _CTA_LINE_KEYS) -> bool:
     """False when ``_CTA_RE`` cannot match ``line``: none of ``keys`` (``_CTA_LINE_KEYS``, or those of them that
     the text the line comes from holds) in it lower-cased (``_lower_folds_like_re``); about a fifth of the
     regex's cost per line."""
