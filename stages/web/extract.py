@@ -1891,7 +1891,9 @@ def _to_str(html: str | bytes) -> str:
     return html
 
 
-_BODY_OPEN_RE = re.compile("<body")
+# "<body", "<script" and "<!--" in one forward scan: each starts with "<" and holds no other "<", so the scan meets
+# every occurrence of each, in order (``_body_start``)
+_BODY_OR_HEAD_OPENER_RE = re.compile("<(?:body|script|!--)")
 
 
 def _from_body(html: str) -> str:
@@ -1903,25 +1905,39 @@ def _body_start(html: str) -> int:
     """Where the page's ``<body`` tag starts: the head (scripts, styles, metadata: half the bytes of a typical
     news page) holds nothing the extraction reads, and every later scan and the parse cost per byte.
     0 (the whole page) when there is no lower-case ``<body`` or when the match could sit inside a head script
-    or comment (``document.write("<body>")``)."""
-    m = _BODY_OPEN_RE.search(html)  # (= html.find("<body"), see ``_MATH_WORD_RE``)
-    i = m.start() if m is not None else -1
+    or comment (``document.write("<body>")``): the last ``<script`` (``<!--``) before it has no ``</script``
+    (``-->``) between them. One scan up to the first ``<body`` also notes the last script and comment openers
+    before it (a search for ``<body`` and a backward search of the head for each opener cost a third more)."""
+    script = comment = -1
+    for m in _BODY_OR_HEAD_OPENER_RE.finditer(html):
+        i = m.start()
+        c = html[i + 1]
+        if c == "b":
+            break
+        if c == "s":
+            script = i
+        else:
+            comment = i
+    else:
+        return 0
     if i <= 0 or html[i + 5:i + 6] not in (">", " ", "\t", "\n", "\r", "/"):
         return 0
-    for opener, closer in (("<script", "</script"), ("<!--", "-->")):
-        j = html.rfind(opener, 0, i)
-        if j != -1 and html.find(closer, j, i) == -1:
-            return 0
+    if script != -1 and html.find("</script", script, i) == -1:
+        return 0
+    if comment != -1 and html.find("-->", comment, i) == -1:
+        return 0
     return i
 
 
-_TAG_NAME_END = frozenset(("", ">", " ", "\t", "\n", "\r", "/"))
-_RAW_CLOSE_RE = {op: re.compile("</" + op[1:], re.I) for op in ("<script", "<style", "<svg", "<select")}
-_RAW_CLOSER = {op: "</" + op[1:] for op in ("<script", "<style", "<svg", "<select")}
-_RAW_OPEN_RE = re.compile(r"<s(?:cript|tyle|vg|elect)")
+# an opener of the elements ``_drop_scripts`` drops or empties, with its tag name (group 1) ended as the
+# tokenizer ends it, and the rest of its start tag: one match gives the name and where the tag ends (a tag
+# without its ">" runs to the page's end)
+_RAW_OPEN_RE = re.compile(r"<(s(?:cript|tyle|vg|elect))(?=[> \t\n\r/])[^>]*>?")
+_RAW_CLOSE_RE = {name: re.compile("</" + name) for name in ("script", "style", "svg", "select")}
+_RAW_CLOSE_I_RE = {name: re.compile("</" + name, re.I) for name in ("script", "style", "svg", "select")}
 # what an inline <svg> or a <select> leaves in the page: an empty element of the same name (the parse, every
 # DOM query and the text passes skip their content anyway; an empty <svg> still marks a figure with a picture)
-_RAW_KEEP = {"<script": "", "<style": "", "<svg": "<svg></svg>", "<select": "<select></select>"}
+_RAW_KEEP = {"script": "", "style": "", "svg": "<svg></svg>", "select": "<select></select>"}
 
 
 # XHTML's self-closing anchor (``<a name="x"/>``: gtk-doc's libxml2 reference) is a start tag to an HTML
@@ -1956,51 +1972,44 @@ def _drop_scripts(html: str, start: int = 0) -> str:
     (``_RAW_OPEN_RE``) and skips each element's body, so a ``<script`` string inside an earlier script or
     style is skipped with it; an ``<svg>`` or ``<select>`` without an end tag is left to the parser.
     ``start``: read ``html[start:]`` (the body, ``_body_start``) without a copy of it."""
-    blocks = []
-    m = _RAW_OPEN_RE.search(html, start)
+    parts, last = [], start
+    search = _RAW_OPEN_RE.search
+    m = search(html, start)
     while m is not None:
-        i = m.start()
-        opener = m.group(0)
-        n = len(opener)
-        if html[i + n:i + n + 1] not in _TAG_NAME_END:
-            m = _RAW_OPEN_RE.search(html, i + n)
-            continue
-        gt = html.find(">", i + n)
-        if gt < 0:
+        i, gt = m.span()  # (``gt``: just after the start tag's ">")
+        if html[gt - 1] != ">":  # no ">" to the page's end
             break
-        if opener == "<script" and "math/" in html[i:gt].lower():  # MathJax source: <script type="math/tex">
-            m = _RAW_OPEN_RE.search(html, gt)
+        name = m.group(1)
+        if name == "script" and "math/" in m.group(0).lower():  # MathJax source: <script type="math/tex">
+            m = search(html, gt)
             continue
-        closer = _RAW_CLOSER[opener]
-        e = html.find(closer, gt)
-        if e < 0:
-            mc = _RAW_CLOSE_RE[opener].search(html, gt)
-            e = mc.start() if mc else -1
-        if n == 4:  # <svg: one nested in it closes first (the parser nests them)
-            if html[gt - 1] == "/":  # <svg ... />: no content
-                m = _RAW_OPEN_RE.search(html, gt)
+        # the end tag as written, else in any case (a regex finds a literal faster than ``str.find`` in a page that
+        # is not Latin-1: most pages)
+        mc = _RAW_CLOSE_RE[name].search(html, gt) or _RAW_CLOSE_I_RE[name].search(html, gt)
+        e = mc.start() if mc is not None else -1
+        if name == "svg":  # one nested in it closes first (the parser nests them)
+            if html[gt - 2] == "/":  # <svg ... />: no content
+                m = search(html, gt)
                 continue
             inner = html.find("<svg", gt, e) if e > 0 else -1
             while inner > 0:
-                e = html.find(closer, e + 5)
+                e = html.find("</svg", e + 5)
                 inner = html.find("<svg", inner + 4, e) if e > 0 else -1
-        if e < 0 and n != 4 and opener != "<select":  # no end tag: a script or style runs to the page's end
-            end = len(html)
-        elif e < 0:  # an <svg> or <select> left open: the parser's to close
-            m = _RAW_OPEN_RE.search(html, gt)
-            continue
-        else:
+        if e >= 0:
             end = html.find(">", e) + 1 or len(html)
-        blocks.append((i, end, _RAW_KEEP[opener]))
-        m = _RAW_OPEN_RE.search(html, end)
-    if not blocks:
-        return html[start:]
-    parts, last = [], start
-    for a, b, keep in blocks:
-        parts.append(html[last:a])
+        elif name == "script" or name == "style":  # no end tag: a script or style runs to the page's end
+            end = len(html)
+        else:  # an <svg> or <select> left open: the parser's to close
+            m = search(html, gt)
+            continue
+        parts.append(html[last:i])
+        keep = _RAW_KEEP[name]
         if keep:
             parts.append(keep)
-        last = b
+        last = end
+        m = search(html, end)
+    if not parts:
+        return html[start:]
     parts.append(html[last:])
     return "".join(parts)
 

@@ -415,6 +415,21 @@ def test_drop_scripts_empties_svg_and_select():
     assert rw.title() == "Rivers run dry in the north"  # (read during the extraction)
     assert "Bookmark" not in rw.html and "Choose an edition" not in rw.html
 
+
+def test_body_start_and_unended_start_tags():
+    """``_body_start``'s one forward scan: the first lower-case ``<body`` unless a script or comment opened before it
+    is still open there; ``_drop_scripts`` stops at a start tag without its ">" and leaves the rest as it is."""
+    from assay.stages.web.extract import _body_start, _drop_scripts
+
+    assert _body_start("<html><head><title>t</title></head><body><p>x</p>") == 35
+    assert _body_start("<html><head><script>x</script><!-- c --></head><body class=a>") == 47
+    assert _body_start('<html><head><script>document.write("<body>")</script></head><body>') == 0  # inside a script
+    assert _body_start("<html><head><!-- <body> --></head><body>") == 0  # inside a comment
+    assert _body_start("<html><bodyx><body>") == 0  # the first "<body" is another tag
+    assert _body_start("<html><BODY>") == 0 and _body_start("<body>") == 0 and _body_start("") == 0
+    assert _drop_scripts("<p>a</p><script>x</script><p>b</p><style media=x") == "<p>a</p><p>b</p><style media=x"
+    assert _drop_scripts("<p>a</p><style media=x <script>y</script>") == "<p>a</p>"  # the style's ">" ends its tag
+
 # -- calls to action after the story -----------------------------------------------------------------
 def test_tail_calls_to_action_dropped_story_mentions_kept():
     from assay.stages.web.extract import _drop_tail_calls_to_action
