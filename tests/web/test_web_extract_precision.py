@@ -429,6 +429,25 @@ def test_body_start_and_unended_start_tags():
     assert _body_start("<html><BODY>") == 0 and _body_start("<body>") == 0 and _body_start("") == 0
     assert _drop_scripts("<p>a</p><script>x</script><p>b</p><style media=x") == "<p>a</p><p>b</p><style media=x"
     assert _drop_scripts("<p>a</p><style media=x <script>y</script>") == "<p>a</p>"  # the style's ">" ends its tag
+    # a script's text is read from one "<" to the next: "<body" and "<!--" inside it are still seen
+    assert _body_start('<head><script>if(a<b)x("<!--")</script></head><body>') == 0  # the comment never closes
+    assert _body_start('<head><style>p{}</style><script>a<b;c="</scr"</script></head><body>') == 61
+
+
+def test_generator_hints_cover_every_mark():
+    """A page without any of a generator's hints holds none of its marks (``_Rewriter.generated_by`` reads the
+    marks only on a page where a hint is found)."""
+    from assay.stages.web.extract import _GENERATOR_HINTS, _Rewriter
+
+    for marks, hints in _GENERATOR_HINTS.items():
+        assert all(any(h.search(m) for h in hints) for m in marks), marks
+        rw = _Rewriter.__new__(_Rewriter)
+        rw._generators = {}
+        for m in marks:
+            rw.page, rw._generators = f"<html><head>{m}</head><body>x</body>", {}
+            assert rw.generated_by(marks)
+        rw.page, rw._generators = "<html><head>" + " ".join(m[:-1] for m in marks) + "</head></html>", {}
+        assert not rw.generated_by(marks)
 
 # -- calls to action after the story -----------------------------------------------------------------
 def test_tail_calls_to_action_dropped_story_mentions_kept():
