@@ -415,6 +415,40 @@ def test_drop_scripts_empties_svg_and_select():
     assert rw.title() == "Rivers run dry in the north"  # (read during the extraction)
     assert "Bookmark" not in rw.html and "Choose an edition" not in rw.html
 
+
+def test_body_start_and_unended_start_tags():
+    """``_body_start``'s one forward scan: the first lower-case ``<body`` unless a script or comment opened before it
+    is still open there; ``_drop_scripts`` stops at a start tag without its ">" and leaves the rest as it is."""
+    from assay.stages.web.extract import _body_start, _drop_scripts
+
+    assert _body_start("<html><head><title>t</title></head><body><p>x</p>") == 35
+    assert _body_start("<html><head><script>x</script><!-- c --></head><body class=a>") == 47
+    assert _body_start('<html><head><script>document.write("<body>")</script></head><body>') == 0  # inside a script
+    assert _body_start("<html><head><!-- <body> --></head><body>") == 0  # inside a comment
+    assert _body_start("<html><bodyx><body>") == 0  # the first "<body" is another tag
+    assert _body_start("<html><BODY>") == 0 and _body_start("<body>") == 0 and _body_start("") == 0
+    assert _drop_scripts("<p>a</p><script>x</script><p>b</p><style media=x") == "<p>a</p><p>b</p><style media=x"
+    assert _drop_scripts("<p>a</p><style media=x <script>y</script>") == "<p>a</p>"  # the style's ">" ends its tag
+    # a script's text is read from one "<" to the next: "<body" and "<!--" inside it are still seen
+    assert _body_start('<head><script>if(a<b)x("<!--")</script></head><body>') == 0  # the comment never closes
+    assert _body_start('<head><style>p{}</style><script>a<b;c="</scr"</script></head><body>') == 61
+
+
+def test_generator_hints_cover_every_mark():
+    """A page without any of a generator's hints holds none of its marks (``_Rewriter.generated_by`` reads the
+    marks only on a page where a hint is found)."""
+    from assay.stages.web.extract import _GENERATOR_HINTS, _Rewriter
+
+    for marks, hints in _GENERATOR_HINTS.items():
+        assert all(any(h.search(m) for h in hints) for m in marks), marks
+        rw = _Rewriter.__new__(_Rewriter)
+        rw._generators = {}
+        for m in marks:
+            rw.page, rw._generators = f"<html><head>{m}</head><body>x</body>", {}
+            assert rw.generated_by(marks)
+        rw.page, rw._generators = "<html><head>" + " ".join(m[:-1] for m in marks) + "</head></html>", {}
+        assert not rw.generated_by(marks)
+
 # -- calls to action after the story -----------------------------------------------------------------
 def test_tail_calls_to_action_dropped_story_mentions_kept():
     from assay.stages.web.extract import _drop_tail_calls_to_action
