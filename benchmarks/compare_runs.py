@@ -47,7 +47,13 @@ def _same(a, b) -> bool:
 
 
 def compare(run_a: str, run_b: str, out=print) -> int:
-    """Number of differences (0: identical), each reported through ``out``."""
+    """Number of differences (0: identical), each reported through ``out``. A directory without signal shards
+    is not an ``assay run`` output (e.g. bench_e2e's ``assay_x1_r0`` instead of ``assay_x1_r0/run``): two such
+    directories would compare as 0 identical rows, so that stops with an error instead."""
+    for run in (run_a, run_b):
+        if not glob.glob(f"{run}/signals/**/*.parquet", recursive=True):
+            hint = f" (did you mean {run}/run?)" if glob.glob(f"{run}/run/signals/**/*.parquet", recursive=True) else ""
+            raise SystemExit(f"{run}: no signal shards under signals/, not an assay run output directory{hint}")
     bad = 0
     for sub in ("signals", "output", "excluded"):
         A, B = _keyed(run_a, sub), _keyed(run_b, sub)

@@ -39,3 +39,16 @@ def test_same_rows_under_other_ids_are_identical_and_a_changed_cell_is_not(tmp_p
     lines.clear()
     assert m.compare(str(a), str(c), out=lines.append) == 1
     assert any("signals https://example.test/0 x" in line for line in lines) and lines[-1] == "DIFFERENT"
+
+
+def test_a_directory_without_signal_shards_is_an_error_not_identical(tmp_path):
+    """bench_e2e's work directory holds the run one level down (``assay_x1_r0/run``): compared at the wrong level,
+    two empty row sets must not read as IDENTICAL."""
+    import pytest
+
+    m = _mod()
+    _run(tmp_path / "a" / "run", ["uuid-1", "uuid-2"], 0.5)
+    _run(tmp_path / "b" / "run", ["uuid-1", "uuid-2"], 0.5)
+    with pytest.raises(SystemExit, match=r"did you mean .*a/run\?"):
+        m.compare(str(tmp_path / "a"), str(tmp_path / "b"), out=lambda _: None)
+    assert m.compare(str(tmp_path / "a" / "run"), str(tmp_path / "b" / "run"), out=lambda _: None) == 0
