@@ -279,6 +279,9 @@ def _widget_word(key: str) -> str:
     return m.group(1).lower() if m is not None else ""
 
 
+_WIDGET_SUBSTRINGS = _WIDGET_PREFIXES + _WIDGET_PAIRS  # looked for as substrings of the lower-cased values
+
+
 def _widget_words_in(values: set[str], joined: str | None = None) -> tuple[str, set[str]]:
     """(the values joined, the widget words that occur in them, lower-cased; ``_CAMEL_WORDS`` also as
     camelCase parts: "imageCaption"). ``joined``: the values already joined (the rewriter's ``attr_text``)."""
@@ -286,7 +289,7 @@ def _widget_words_in(values: set[str], joined: str | None = None) -> tuple[str, 
         joined = " ".join(values)
     low = joined.lower()
     found = set(_WIDGET_WORDS.intersection(low.replace("_", " ").replace("-", " ").split()))
-    found.update(k for k in _WIDGET_PREFIXES + _WIDGET_PAIRS if k in low)
+    found.update(k for k in _WIDGET_SUBSTRINGS if k in low)
     found.update(w for w, cap in zip(_CAMEL_WORDS, _CAMEL_CAPS) if cap in joined)
     return joined, found
 
@@ -313,7 +316,8 @@ def _boilerplate_selector(class_vals: set[str], id_vals: set[str], class_text: s
             cs = w in joined and not (w in _CAMEL_WORDS and w.capitalize() in joined)
             # [class*="comment"] already selects every "comments"/"navheader" ("header") candidate (the
             # shorter widget words inside ``w`` are listed once, ``_INNER_WIDGET_WORDS``)
-            if not any(k in kept and (cs or not kept[k]) for k in _INNER_WIDGET_WORDS.get(w, ())):
+            inner = _INNER_WIDGET_WORDS.get(w)  # (most words hold none: no generator for them)
+            if inner is None or not any(k in kept and (cs or not kept[k]) for k in inner):
                 kept[w] = cs
         alts = [f'[{attr}*="{w}"]' if cs else f'[{attr}*="{w}" i]' for w, cs in sorted(kept.items())]
         if len(alts) > 1:
@@ -709,7 +713,13 @@ def _check_deadline(deadline: "_Deadline | None") -> None:
 # ----------------------------------------------------------------------------------------------
 # every <input>, the password fields picked in Python (``_is_password_input``): lexbor's attribute test per element
 # cost more than the few inputs of a page (train+dev scrapinghub+readability: the walk 0.11 -> 0.085 ms a page)
-_WALK_SELECTOR = "pre, code, kbd, samp, tt, table, img[alt], figcaption, input"
+# and of the images with alt text only the formula candidates (``_img_math_candidate``: a TeX-looking alt, a formula
+# service's src or a tex-ish class, case-insensitive as its ``lower``), chosen by lexbor: a news page has ~20 photos
+# with alt text, each a node object and four attribute reads in ``math`` before it was found no formula
+_IMG_MATH_SELECTOR = "img[alt]:is(" + ", ".join(
+    ['[alt*="\\\\"]', '[alt*="^{"]', '[alt*="_{"]'] + [f'[src*="{k}" i]' for k in _IMG_MATH_SRC_HINTS]
+    + [f'[class*="{k}" i]' for k in _IMG_MATH_CLASS_HINTS]) + ")"
+_WALK_SELECTOR = "pre, code, kbd, samp, tt, table, figcaption, input, " + _IMG_MATH_SELECTOR
 
 
 def _is_password_input(el) -> bool:
@@ -791,7 +801,7 @@ class _Rewriter:
 
     def _walk(self) -> tuple[list, list, list, list, list, list]:
         """One DOM walk (each costs about as much as the rest of a step) for code blocks, inline code,
-        tables, images with alt text, figure captions and password fields: ``(pres, inline, tables, imgs,
+        tables, formula image candidates, figure captions and password fields: ``(pres, inline, tables, imgs,
         figcaptions, password_inputs)``, in
         document order, taken before widgets, math and code are rewritten (users check ``doc.contains``
         for nodes removed or replaced since)."""
@@ -1453,14 +1463,17 @@ class _Rewriter:
         may_be_inside = bool(pres or inline) or not self.html or "<math" in self.math_markup()
         in_code = _InCode(sel)
         words_of: dict[str, str] = {}  # class + " " + id -> _widget_word (a page repeats them: about 2 candidates each)
+        contains, deadline, known = doc.contains, self.deadline, in_code.known
         for el in candidates:
-            if not doc.contains(el):
+            if not contains(el):
                 continue  # inside a widget removed already
-            _check_deadline(self.deadline)
-            if may_be_inside and el in in_code.known:
+            if deadline is not None:
+                _check_deadline(deadline)
+            if may_be_inside and el in known:
                 continue  # (what the ancestor check below finds: the checks before it only skip)
-            tag = (el.tag or "").lower()
-            if tag in ("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td", "h1"):
+            # (resiliparse gives tag names lower-cased, SVG's camelCase ones too: no ``lower`` call per candidate)
+            tag = el.tag
+            if tag in _WIDGET_SPARED_TAGS:
                 continue  # an <h1> named after its place ("article-header", "header-title") is the headline
             key = (el.getattr("class") or "") + " " + (el.getattr("id") or "")
             word = words_of.get(key)
@@ -1491,6 +1504,8 @@ class _Rewriter:
             el.decompose()
 
 
+# elements the widget layer never removes, whatever their class
+_WIDGET_SPARED_TAGS = frozenset(("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td", "h1"))
 # inline elements that sit inside a sentence: a widget word in their class ("popup" glossary links, "tooltip"
 # notes, "author" spans) names what they do, not a widget block; removing one cuts words out of the sentence
 _PROSE_INLINE_TAGS = frozenset(("a", "em", "i", "b", "strong", "span", "abbr", "cite", "q", "u", "mark", "font"))
