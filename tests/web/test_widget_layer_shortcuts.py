@@ -133,3 +133,21 @@ def test_generator_word_rules_out_only_pages_without_a_mark(shared_html_pages):
             hits.append(rw.generated_by(marks))
             assert hits[-1] == any(m in page for m in marks)
     assert hits[-9] and hits[-6] and not hits[-3]
+
+
+def test_folding_a_prefix_decides_only_what_folding_all_decides(shared_html_pages):
+    """``_folds_over(text, limit)``: True only where the whole text folded is over ``limit``."""
+    from resiliparse.parse.html import HTMLTree
+
+    texts = ["", " " * 5000, "a " * 450, "a" + " " * 900 + "b" * 401, "\u00a0x\u3000y\n" * 300, "word " * 200]
+    for page in shared_html_pages[:60]:
+        doc = HTMLTree.parse(page).document
+        texts += [el.text or "" for el in doc.query_selector_all("td, div, body").values()[:40]]
+    n_decided = 0
+    for t in texts:
+        for limit in (10, 400, 4000):
+            if X._folds_over(t, limit):
+                n_decided += 1
+                assert len(" ".join(t.split())) > limit, (t[:80], limit)
+    assert not X._folds_over("a" + " " * 900 + "b" * 401, 400) and X._folds_over("a " * 450, 400)
+    assert n_decided >= 300, n_decided
