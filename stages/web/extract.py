@@ -215,6 +215,13 @@ _PROSE_WIDGET_WORDS = frozenset(("caption",))
 _SENTENCE_ENDS = (". ", "? ", "! ", ".\n", "。", "？", "！")
 
 
+def _folds_over(text: str, limit: int) -> bool:
+    """True when ``" ".join(text.split())`` is over ``limit`` characters as its first ``2 * limit`` characters
+    folded already show (that folding is a prefix of the whole one's); False: too short to tell, fold it all.
+    Spares folding all of a long text (clean-links' layout table cell: 97,000 characters, 0.8 ms)."""
+    return len(text) > 2 * limit and len(" ".join(text[:2 * limit].split())) > limit
+
+
 def _has_sentence_breaks(text: str, n: int = 1) -> bool:
     """``text`` holds at least ``n`` sentence ends (``_SENTENCE_ENDS``, non-overlapping occurrences of each, as
     ``str.count`` counts them), read only as far as the ``n``-th: every caller asks for a threshold (1 or 5), and
@@ -290,6 +297,9 @@ def _widget_word(key: str) -> str:
     return m.group(1).lower() if m is not None else ""
 
 
+_WIDGET_SUBSTRINGS = _WIDGET_PREFIXES + _WIDGET_PAIRS  # looked for as substrings of the lower-cased values
+
+
 def _widget_words_in(values: set[str], joined: str | None = None) -> tuple[str, set[str]]:
     """(the values joined, the widget words that occur in them, lower-cased; ``_CAMEL_WORDS`` also as
     camelCase parts: "imageCaption"). ``joined``: the values already joined (the rewriter's ``attr_text``)."""
@@ -297,7 +307,7 @@ def _widget_words_in(values: set[str], joined: str | None = None) -> tuple[str, 
         joined = " ".join(values)
     low = joined.lower()
     found = set(_WIDGET_WORDS.intersection(low.replace("_", " ").replace("-", " ").split()))
-    found.update(k for k in _WIDGET_PREFIXES + _WIDGET_PAIRS if k in low)
+    found.update(k for k in _WIDGET_SUBSTRINGS if k in low)
     found.update(w for w, cap in zip(_CAMEL_WORDS, _CAMEL_CAPS) if cap in joined)
     return joined, found
 
@@ -324,7 +334,8 @@ def _boilerplate_selector(class_vals: set[str], id_vals: set[str], class_text: s
             cs = w in joined and not (w in _CAMEL_WORDS and w.capitalize() in joined)
             # [class*="comment"] already selects every "comments"/"navheader" ("header") candidate (the
             # shorter widget words inside ``w`` are listed once, ``_INNER_WIDGET_WORDS``)
-            if not any(k in kept and (cs or not kept[k]) for k in _INNER_WIDGET_WORDS.get(w, ())):
+            inner = _INNER_WIDGET_WORDS.get(w)  # (most words hold none: no generator for them)
+            if inner is None or not any(k in kept and (cs or not kept[k]) for k in inner):
                 kept[w] = cs
         alts = [f'[{attr}*="{w}"]' if cs else f'[{attr}*="{w}" i]' for w, cs in sorted(kept.items())]
         if len(alts) > 1:
@@ -720,7 +731,13 @@ def _check_deadline(deadline: "_Deadline | None") -> None:
 # ----------------------------------------------------------------------------------------------
 # every <input>, the password fields picked in Python (``_is_password_input``): lexbor's attribute test per element
 # cost more than the few inputs of a page (train+dev scrapinghub+readability: the walk 0.11 -> 0.085 ms a page)
-_WALK_SELECTOR = "pre, code, kbd, samp, tt, table, img[alt], figcaption, input"
+# and of the images with alt text only the formula candidates (``_img_math_candidate``: a TeX-looking alt, a formula
+# service's src or a tex-ish class, case-insensitive as its ``lower``), chosen by lexbor: a news page has ~20 photos
+# with alt text, each a node object and four attribute reads in ``math`` before it was found no formula
+_IMG_MATH_SELECTOR = "img[alt]:is(" + ", ".join(
+    ['[alt*="\\\\"]', '[alt*="^{"]', '[alt*="_{"]'] + [f'[src*="{k}" i]' for k in _IMG_MATH_SRC_HINTS]
+    + [f'[class*="{k}" i]' for k in _IMG_MATH_CLASS_HINTS]) + ")"
+_WALK_SELECTOR = "pre, code, kbd, samp, tt, table, figcaption, input, " + _IMG_MATH_SELECTOR
 
 
 def _is_password_input(el) -> bool:
@@ -768,6 +785,9 @@ _GENERATOR_HINTS = {_DOXYGEN_MARKS: (re.compile("xygen"), re.compile(r"dynsectio
                     _HADDOCK_MARKS: (re.compile("haddock-"),), _JAVADOC_MARKS: (re.compile("javadoc"),)}
 
 
+_TABLE_CELL_MAX = 400  # characters of a data table's cell (folded and escaped); a longer one makes a layout table
+
+
 class _Rewriter:
     def __init__(self, tree: "HTMLTree", html: str = "", deadline: "_Deadline | None" = None, page: str | None = None):
         self.tree = tree
@@ -810,7 +830,7 @@ class _Rewriter:
 
     def _walk(self) -> tuple[list, list, list, list, list, list]:
         """One DOM walk (each costs about as much as the rest of a step) for code blocks, inline code,
-        tables, images with alt text, figure captions and password fields: ``(pres, inline, tables, imgs,
+        tables, formula image candidates, figure captions and password fields: ``(pres, inline, tables, imgs,
         figcaptions, password_inputs)``, in
         document order, taken before widgets, math and code are rewritten (users check ``doc.contains``
         for nodes removed or replaced since)."""
@@ -1304,8 +1324,8 @@ class _Rewriter:
     @staticmethod
     def _table_rows(t, flat: bool) -> list[list[str]] | None:
         """The non-empty rows of table ``t`` (no nested table) as lists of cell texts (whitespace folded, "|"
-        escaped), or None when a cell holds over 400 characters. ``flat``: the cells of a row are the td/th
-        that follow its tr in one document-order query of "tr, td, th" (what the HTML parser builds);
+        escaped), or None when a cell holds over ``_TABLE_CELL_MAX`` characters. ``flat``: the cells of a row are
+        the td/th that follow its tr in one document-order query of "tr, td, th" (what the HTML parser builds);
         otherwise one query of the tr's cells per row."""
         rows = []
         if flat:
@@ -1316,8 +1336,11 @@ class _Rewriter:
                         rows.append(cells)
                     cells = []
                     continue
-                txt = " ".join((el.text or "").split()).replace("|", "\\|")
-                if len(txt) > 400:
+                raw = el.text or ""
+                if _folds_over(raw, _TABLE_CELL_MAX):
+                    return None  # (folded, not yet escaped: "\\|" only lengthens it)
+                txt = " ".join(raw.split()).replace("|", "\\|")
+                if len(txt) > _TABLE_CELL_MAX:
                     return None
                 if cells is not None:
                     cells.append(txt)
@@ -1327,8 +1350,11 @@ class _Rewriter:
         for tr in t.query_selector_all("tr").values():
             cells = []
             for cell in tr.query_selector_all("td, th").values():
-                txt = " ".join((cell.text or "").split()).replace("|", "\\|")
-                if len(txt) > 400:
+                raw = cell.text or ""
+                if _folds_over(raw, _TABLE_CELL_MAX):
+                    return None
+                txt = " ".join(raw.split()).replace("|", "\\|")
+                if len(txt) > _TABLE_CELL_MAX:
                     return None
                 cells.append(txt)
             if any(cells):
@@ -1472,14 +1498,17 @@ class _Rewriter:
         may_be_inside = bool(pres or inline) or not self.html or "<math" in self.math_markup()
         in_code = _InCode(sel)
         words_of: dict[str, str] = {}  # class + " " + id -> _widget_word (a page repeats them: about 2 candidates each)
+        contains, deadline, known = doc.contains, self.deadline, in_code.known
         for el in candidates:
-            if not doc.contains(el):
+            if not contains(el):
                 continue  # inside a widget removed already
-            _check_deadline(self.deadline)
-            if may_be_inside and el in in_code.known:
+            if deadline is not None:
+                _check_deadline(deadline)
+            if may_be_inside and el in known:
                 continue  # (what the ancestor check below finds: the checks before it only skip)
-            tag = (el.tag or "").lower()
-            if tag in ("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td", "h1"):
+            # (resiliparse gives tag names lower-cased, SVG's camelCase ones too: no ``lower`` call per candidate)
+            tag = el.tag
+            if tag in _WIDGET_SPARED_TAGS:
                 continue  # an <h1> named after its place ("article-header", "header-title") is the headline
             key = (el.getattr("class") or "") + " " + (el.getattr("id") or "")
             word = words_of.get(key)
@@ -1494,10 +1523,17 @@ class _Rewriter:
             txt = el.text or ""
             # its text, not the source's indentation: a player's pretty-printed control bar held 10,022 characters
             # of which 1,017 were text (the same block minified would have gone)
-            if len(txt) > _MAX_BOILERPLATE_BLOCK_CHARS and len(" ".join(txt.split())) > _MAX_BOILERPLATE_BLOCK_CHARS:
+            if len(txt) > _MAX_BOILERPLATE_BLOCK_CHARS and (_folds_over(txt, _MAX_BOILERPLATE_BLOCK_CHARS)
+                                                            or len(" ".join(txt.split())) > _MAX_BOILERPLATE_BLOCK_CHARS):
                 continue
             if (len(txt) >= 600 and word not in _PROSE_WIDGET_WORDS
                     and _has_sentence_breaks(txt, _MIN_ARTICLE_SENTENCES)):
+                continue
+            # an inline element in running prose stays: asked before the subtree query below, which it spares (heavy
+            # pages: ~40 of the ~70 candidates a page that reach the query are such links); a "header" one after
+            # ``page_title_kept``, as that check rewrites the block it keeps
+            inline = tag in _PROSE_INLINE_TAGS
+            if inline and word != "header" and _inline_in_prose(el, txt):
                 continue
             if txt.strip() and el.query_selector("pre, math, article, main, h1") is not None:
                 continue  # a text-less block holds no code, formula or headline worth keeping
@@ -1505,11 +1541,13 @@ class _Rewriter:
                 continue
             if word == "header" and self.page_title_kept(el):
                 continue
-            if tag in _PROSE_INLINE_TAGS and _inline_in_prose(el, txt):
+            if inline and word == "header" and _inline_in_prose(el, txt):
                 continue
             el.decompose()
 
 
+# elements the widget layer never removes, whatever their class
+_WIDGET_SPARED_TAGS = frozenset(("html", "body", "main", "article", "pre", "code", "math", "table", "tr", "td", "h1"))
 # inline elements that sit inside a sentence: a widget word in their class ("popup" glossary links, "tooltip"
 # notes, "author" spans) names what they do, not a widget block; removing one cuts words out of the sentence
 _PROSE_INLINE_TAGS = frozenset(("a", "em", "i", "b", "strong", "span", "abbr", "cite", "q", "u", "mark", "font"))
@@ -1894,7 +1932,9 @@ def _restore(text: str, rw: _Rewriter) -> str:
 # few lines (a headline, "World news in pictures"): at most 4 distinct ones on any train/dev page.
 _TEMPLATE_MIN_REPEATED = 8
 _PH_INDENT_RE = re.compile(r"\n[ \t]*(?=" + _PH_OPEN + ")")
-_BLANK_RUN_RE = re.compile(r"\n{3,}")
+# (``\n\n\n+``, not ``\n{3,}``: a literal prefix lets the regex engine jump between newline runs instead of trying
+# the repeat at every character: 27 -> 2.3 us on a 5,000-character page text)
+_BLANK_RUN_RE = re.compile(r"\n\n\n+")
 
 
 def _has_placeholder(line: str) -> bool:

@@ -1,7 +1,8 @@
 """Cheaper page scans give what the plain definitions give, on every page of ../shared/data/html (ir_chaos,
 scrapinghub, readability) and on edge cases: ``_math_markup`` and ``_from_body`` with a regex search for their
 literal (``_MATH_WORD_RE``, ``_BODY_OPEN_RE``) equal their ``str.find`` definitions; the walk's password fields
-(every ``<input>``, tested by ``_is_password_input``) equal lexbor's ``input[type="password" i]``, and the walk's
+(every ``<input>``, tested by ``_is_password_input``) equal lexbor's ``input[type="password" i]``, the walk's formula
+image candidates (``_IMG_MATH_SELECTOR``) are the ``img[alt]`` that ``_img_math_candidate`` takes, and the walk's
 other lists equal those of the selector that asked for the password fields itself; ``_restore``'s line prefilters
 (``_may_be_credit_line``: five ``in`` tests, ``_lower_folds_like_re``) answer as their former regex/``any``
 definitions."""
@@ -87,7 +88,8 @@ _OLD_WALK = 'pre, code, kbd, samp, tt, table, img[alt], figcaption, input[type="
 
 
 def _walk_lists(html: str):
-    """The rewriter's walk and the lists of the former selector (password fields asked of lexbor), as node lists."""
+    """The rewriter's walk and the lists of the former selector (password fields asked of lexbor; every image with
+    alt text, kept when ``_img_math_candidate`` takes it, as ``math`` did), as node lists."""
     from resiliparse.parse.html import HTMLTree
 
     tree = HTMLTree.parse(html)
@@ -98,7 +100,25 @@ def _walk_lists(html: str):
         tag = el.tag
         (pres if tag == "pre" else tables if tag == "table" else imgs if tag == "img"
          else caps if tag == "figcaption" else pwd if tag == "input" else inline).append(el)
+    imgs = [e for e in imgs if X._img_math_candidate(e.getattr("src") or "", e.getattr("class") or "", e.getattr("alt"))]
     return got, (pres, inline, tables, imgs, caps, pwd)
+
+
+@pytest.mark.parametrize("img,candidate", [
+    ('<img alt="\\frac{a}{b}" src="x.png">', True), ('<img alt="x^{2}">', True), ('<img alt="a_{i}">', True),
+    ('<img alt="x^2" src="https://latex.codecogs.com/gif.latex?x^2">', True), ('<img alt="x" src="/CodeCogs/eq.png">', True),
+    ('<img alt="x" src="/TEX/a.png">', True), ('<img alt="x" src="/Math/a.png">', True), ('<img alt="x" src="/mathx/a">', False),
+    ('<img alt="x" src="/a/MATH/b.png">', True), ('<img alt="x" src="chart?CHT=TX&chl=x">', True),
+    ('<img alt="x" src="Equation1.gif">', True), ('<img alt="x" class="MathJax">', True), ('<img alt="x" class="TeX">', True),
+    ('<img alt="x" class="text-center">', True), ('<img alt="x" class="Formula">', True), ('<img alt="x" class="equ">', False),
+    ('<img alt="x" class="\u212aex">', False), ('<img alt="x" src="/equ\u0130tion.png">', False),
+    ('<img alt="photo" src="/img/a.jpg" class="wp-image">', False), ('<img alt="" src="/tex.png">', True),
+    ('<img src="/tex.png">', False), ('<img alt="\\" src="a.jpg">', True), ('<IMG ALT="x" SRC="/Tex.png">', True),
+    ("<img alt='x' src='/latex?x'>", True), ('<img alt="x" src="/l&#97;tex.png">', True), ('<image alt="x" src="/tex">', True)])
+def test_formula_image_candidates_are_those_math_took(img, candidate):
+    got, want = _walk_lists(f"<html><body><p>{img}</p><img alt=photo src=a.jpg></body></html>")
+    assert got == want
+    assert len(got[3]) == int(candidate)
 
 
 @pytest.mark.parametrize("inp,is_pwd", [
