@@ -256,12 +256,19 @@ _LINENO_SELECTOR = ("td.linenos, td.gutter, td.gl, td.blob-num, table.lntable td
 # literal-prefixed patterns let the regex engine skip ahead quickly; single-quoted attributes are
 # rare enough to be left to resiliparse's own main-content heuristics
 _ATTR_VALUE_RES = (re.compile(r'class="([^"]{0,300})'), re.compile(r'id="([^"]{0,300})'))
+# the id values found from their '="' (the search stops at far fewer "=" than "i", a third less CPU: scrapinghub
+# train+dev 55 -> 42 us a page); one search resumes where the last value ended, so after a value cut at 300
+# characters this one could find an 'id="' that straddles the cut, which the plain pattern skips: then it is used
+_ID_VALUE_FROM_EQ_RE = re.compile(r'="(?<=id=")([^"]{0,300})')
 
 
 def _attr_values(html: str) -> tuple[set[str], set[str]]:
     """The page's distinct double-quoted class values and id values (two regex scans of the source)."""
     rc, ri = _ATTR_VALUE_RES
-    return set(rc.findall(html)), set(ri.findall(html))
+    ids = _ID_VALUE_FROM_EQ_RE.findall(html)
+    if ids and max(map(len, ids)) >= 300:
+        ids = ri.findall(html)
+    return set(rc.findall(html)), set(ids)
 
 
 # widget words also looked for as a camelCase part of a class/id ("imageCaption", "photoCaption": captions

@@ -151,3 +151,20 @@ def test_folding_a_prefix_decides_only_what_folding_all_decides(shared_html_page
                 assert len(" ".join(t.split())) > limit, (t[:80], limit)
     assert not X._folds_over("a" + " " * 900 + "b" * 401, 400) and X._folds_over("a " * 450, 400)
     assert n_decided >= 300, n_decided
+
+
+def test_id_values_found_from_their_equals_sign_are_the_plain_pattern_s(shared_html_pages):
+    """``_attr_values`` finds id values from their '="' (``_ID_VALUE_FROM_EQ_RE``); the plain pattern
+    ``id="([^"]{0,300})`` finds the same ones, a value cut at 300 characters next to an id included."""
+    rc, ri = X._ATTR_VALUE_RES
+    cut = "x" * 298
+    pages = shared_html_pages + [
+        f'<p id="{cut}id="y">a</p>', f'<p id="{cut}i" d="z">', 'x id="a" pid="b" id="" grid="c" id=="d"',
+        'id="', '="id="q"', 'id="a id="b"', "<p class=\"k\" id='single'>", '<p id="日本" class="x">']
+    n_ids = 0
+    for page in pages:
+        got = X._attr_values(page)
+        assert got == (set(rc.findall(page)), set(ri.findall(page))), page[:80]
+        n_ids += len(got[1])
+    assert X._attr_values(pages[-8])[1] == {cut + "id"}
+    assert n_ids >= 5000, n_ids
