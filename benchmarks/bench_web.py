@@ -351,7 +351,10 @@ def bench_paired_speed(split: str, rev: str, repeats: int, corpora=GOLD_CORPORA)
     """CPU of this tree's ``extract_html`` over the extractor at git revision ``rev``, paired per page
     (``paired_page_medians``: each page by both, back to back, who goes first alternating page by page and
     between repeats, median of the repeats per page), so that load changes on a shared machine hit both alike
-    (finer than the per-pass ratios of the main table). ``split`` may be ``"all"``. Returns {corpus: ratio of
+    (finer than the per-pass ratios of the main table). Both extractors run in this process and share its
+    modules, so a process-wide change (``extract._give_resiliparse_modules_specs``, about 2% on scrapinghub) speeds
+    up the baseline too and does not show here; time such a change in separate processes. ``split`` may be
+    ``"all"``. Returns {corpus: ratio of
     the summed medians, this tree / rev} and prints the median of the per-page ratios beside it."""
     base = _load_baseline(rev)
     if base is None:
